@@ -1,0 +1,81 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "sesame",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sesamed", targets: ["sesamed"]),
+        .executable(name: "sesamectl", targets: ["sesamectl"]),
+        .library(name: "SesameClient", targets: ["SesameClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "SesameCore"),
+        .target(
+            name: "SesameVarlink",
+            dependencies: [
+                "CSystemd",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SesameDaemon",
+            dependencies: [
+                "CSystemd",
+                "SesameCore",
+                "SesameVarlink",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            plugins: ["EmbedInterfaces"]
+        ),
+        .executableTarget(name: "sesame-interface-embedder"),
+        .plugin(
+            name: "EmbedInterfaces",
+            capability: .buildTool(),
+            dependencies: ["sesame-interface-embedder"],
+            path: "Sources/EmbedInterfacesPlugin"
+        ),
+        .target(
+            name: "SesameClient",
+            dependencies: ["SesameCore", "SesameVarlink"]
+        ),
+        .executableTarget(
+            name: "sesamed",
+            dependencies: [
+                "SesameDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "sesamectl",
+            dependencies: [
+                "SesameClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
+        .testTarget(name: "SesameDaemonTests", dependencies: ["SesameDaemon", "SesameVarlink"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

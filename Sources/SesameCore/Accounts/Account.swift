@@ -1,0 +1,42 @@
+/// One login session the daemon owns, without any token material: safe to show to anyone who
+/// may observe the account.
+public struct Account: Sendable, Codable, Hashable, Identifiable {
+    /// The daemon-assigned identifier, stable for the account's life.
+    public var id: String
+    /// The configured provider the account logged in with, e.g. `google`.
+    public var provider: String
+    /// The uid of the process that created the account; it owns it.
+    public var ownerUID: UInt32
+    /// The provider's stable subject identifier for the person.
+    public var subject: String
+    /// A name to show people, when the provider gave one.
+    public var displayName: String?
+    /// The scopes granted with the current tokens.
+    public var scopes: [String]
+    /// Where the session stands.
+    public var state: SessionState
+
+    private enum CodingKeys: String, CodingKey {
+        case id, provider, subject, displayName, scopes, state
+        case ownerUID = "owner"
+    }
+
+    /// Creates an account record.
+    public init(
+        id: String,
+        provider: String,
+        ownerUID: UInt32,
+        subject: String,
+        displayName: String? = nil,
+        scopes: [String] = [],
+        state: SessionState
+    ) {
+        self.id = id
+        self.provider = provider
+        self.ownerUID = ownerUID
+        self.subject = subject
+        self.displayName = displayName
+        self.scopes = scopes
+        self.state = state
+    }
+}

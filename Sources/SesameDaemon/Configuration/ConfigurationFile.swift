@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import TOMLKit
+
+/// Reads `sesamed.toml` onto a configuration. Every key is checked: an unknown key, a wrong type
+/// or a bad value is a named error that points at the key, and nothing is applied.
+public enum ConfigurationFile {
+    /// Reads the file at `path` onto `base`; a missing file is an error only when `required`.
+    public static func load(path: String, onto base: DaemonConfiguration, required: Bool) throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch CocoaError.fileReadNoSuchFile where !required {
+            return base
+        } catch {
+            throw .unreadable(path: path, reason: Self.reason(error))
+        }
+        return try parse(text, path: path, onto: base)
+    }
+
+    /// Parses TOML text onto `base`; `path` only names the source in errors.
+    public static func parse(_ text: String, path: String, onto base: DaemonConfiguration) throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw .syntax(
+                path: path,
+                line: error.source.begin.line,
+                column: error.source.begin.column,
+                message: error.description
+            )
+        } catch {
+            throw .syntax(path: path, line: 0, column: 0, message: "\(error)")
+        }
+        var configuration = base
+        let reader = Reader(path: path)
+        for tableName in root.keys {
+            guard let table = root[tableName]?.table else {
+                throw reader.unknownOrScalar(tableName)
+            }
+            switch tableName {
+            case "daemon":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    switch key {
+                    case "socket": configuration.socketPath = try reader.absolutePath(value, key: "daemon.socket")
+                    case "socket_mode": configuration.socketMode = try reader.fileMode(value, key: "daemon.socket_mode")
+                    case "state_directory":
+                        configuration.stateDirectory = try reader.absolutePath(value, key: "daemon.state_directory")
+                    case "log_level": configuration.logLevel = try reader.logLevel(value, key: "daemon.log_level")
+                    default: return false
+                    }
+                    return true
+                }
+            case "limits":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    switch key {
+                    case "max_message_size":
+                        configuration.maximumMessageSize = try reader.integer(
+                            value,
+                            key: "limits.max_message_size",
+                            in: 1024...(64 << 20)
+                        )
+                    default: return false
+                    }
+                    return true
+                }
+            default:
+                throw .unknownKey(path: path, key: tableName)
+            }
+        }
+        return configuration
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError,
+            underlying.domain == NSPOSIXErrorDomain
+        {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return (error as NSError).localizedDescription
+    }
+}
+
+/// Type and range checks for single values, each naming the key in its error.
+private struct Reader {
+    let path: String
+
+    func unknownOrScalar(_ key: String) -> ConfigurationError {
+        ["daemon", "limits"].contains(key)
+            ? .wrongType(path: path, key: key, expected: "a table ([\(key)])")
+            : .unknownKey(path: path, key: key)
+    }
+
+    func read(
+        _ table: TOMLTable,
+        prefix: String,
+        _ apply: (String, any TOMLValueConvertible) throws(ConfigurationError) -> Bool
+    ) throws(ConfigurationError) {
+        for key in table.keys {
+            guard let value = table[key], try apply(key, value) else {
+                throw .unknownKey(path: path, key: "\(prefix).\(key)")
+            }
+        }
+    }
+
+    func absolutePath(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> String {
+        guard let text = value.string else { throw .wrongType(path: path, key: key, expected: "a string") }
+        guard text.hasPrefix("/") else { throw .invalidValue(path: path, key: key, reason: "must be an absolute path") }
+        return text
+    }
+
+    func fileMode(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> UInt32 {
+        guard let mode = value.int else {
+            throw .wrongType(path: path, key: key, expected: "an integer such as 0o666")
+        }
+        guard (0...0o777).contains(mode) else {
+            throw .invalidValue(path: path, key: key, reason: "must be a file mode between 0o000 and 0o777")
+        }
+        return UInt32(mode)
+    }
+
+    func integer(_ value: any TOMLValueConvertible, key: String, in range: ClosedRange<Int>) throws(ConfigurationError)
+        -> Int
+    {
+        guard let number = value.int else { throw .wrongType(path: path, key: key, expected: "an integer") }
+        guard range.contains(number) else {
+            throw .invalidValue(
+                path: path,
+                key: key,
+                reason: "must be between \(range.lowerBound) and \(range.upperBound)"
+            )
+        }
+        return number
+    }
+
+    func logLevel(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> Logger.Level {
+        guard let text = value.string else { throw .wrongType(path: path, key: key, expected: "a string") }
+        guard let level = Logger.Level(rawValue: text) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .invalidValue(path: path, key: key, reason: "must be one of \(names)")
+        }
+        return level
+    }
+}

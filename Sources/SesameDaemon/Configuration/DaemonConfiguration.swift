@@ -1,0 +1,64 @@
+import Logging
+
+/// Everything sesamed needs to know to start; built-in defaults, then the config file, then flags.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// Path of the Varlink socket to bind when not socket-activated.
+    public var socketPath: String
+    /// File mode of a bound socket. 0o666 by default: every call is checked against the caller's
+    /// uid, as systemd's own Varlink services do.
+    public var socketMode: UInt32
+    /// Where the token store and other state live.
+    public var stateDirectory: String
+    /// The largest Varlink message accepted, in bytes.
+    public var maximumMessageSize: Int
+    /// The least severe log level written.
+    public var logLevel: Logger.Level
+
+    /// Creates a configuration from its parts.
+    public init(
+        socketPath: String,
+        socketMode: UInt32 = 0o666,
+        stateDirectory: String,
+        maximumMessageSize: Int = 1 << 20,
+        logLevel: Logger.Level = .info
+    ) {
+        self.socketPath = socketPath
+        self.socketMode = socketMode
+        self.stateDirectory = stateDirectory
+        self.maximumMessageSize = maximumMessageSize
+        self.logLevel = logLevel
+    }
+
+    /// The built-in defaults: system paths for root, the XDG directories for anyone else, and the
+    /// directories systemd made for the unit (`$RUNTIME_DIRECTORY`, `$STATE_DIRECTORY`) above both.
+    public static func defaults(environment: [String: String], uid: UInt32) -> DaemonConfiguration {
+        let runtime: String
+        let state: String
+        if uid == 0 {
+            runtime = "/run/sesame"
+            state = "/var/lib/sesame"
+        } else {
+            let home = environment["HOME"] ?? "/"
+            runtime = (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(uid)") + "/sesame"
+            state = (environment["XDG_STATE_HOME"] ?? home + "/.local/state") + "/sesame"
+        }
+        return DaemonConfiguration(
+            socketPath: (firstPath(environment["RUNTIME_DIRECTORY"]) ?? runtime) + "/io.sesame",
+            stateDirectory: firstPath(environment["STATE_DIRECTORY"]) ?? state
+        )
+    }
+
+    /// The config file read when none is named: `/etc/sesame/sesamed.toml` for root, the XDG
+    /// config directory for anyone else.
+    public static func defaultFilePath(environment: [String: String], uid: UInt32) -> String {
+        if uid == 0 { return "/etc/sesame/sesamed.toml" }
+        let home = environment["HOME"] ?? "/"
+        return (environment["XDG_CONFIG_HOME"] ?? home + "/.config") + "/sesame/sesamed.toml"
+    }
+
+    /// systemd passes several directories separated by colons; the first is the unit's own.
+    private static func firstPath(_ value: String?) -> String? {
+        guard let first = value?.split(separator: ":").first, !first.isEmpty else { return nil }
+        return String(first)
+    }
+}

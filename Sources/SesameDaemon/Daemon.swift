@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import SesameCore
+import SesameVarlink
+
+/// Why the daemon could not start.
+public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
+    /// The state directory could not be created.
+    case stateDirectory(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .stateDirectory(let path, let reason): "cannot create state directory \(path): \(reason)"
+        }
+    }
+}
+
+/// sesamed put together: the account directory, the Varlink server and its interfaces, and the
+/// systemd integration, run as one service group that SIGTERM drains.
+public struct Daemon: Sendable {
+    /// The name systemd's socket unit gives the Varlink socket (`FileDescriptorName=`).
+    public static let socketName = "varlink"
+
+    private let configuration: DaemonConfiguration
+    private let configurationFile: String?
+    private let logger: Logger
+    private let notifier = SystemdNotifier()
+
+    /// Creates a daemon that runs with `configuration`; `configurationFile` is re-read on SIGHUP.
+    public init(configuration: DaemonConfiguration, configurationFile: String?, logger: Logger) {
+        self.configuration = configuration
+        self.configurationFile = configurationFile
+        self.logger = logger
+    }
+
+    /// Starts serving, tells systemd `READY=1` once the socket accepts connections, and returns
+    /// after a graceful shutdown (SIGTERM or SIGINT).
+    public func run() async throws {
+        try Self.makeStateDirectory(configuration.stateDirectory)
+        let directory = AccountDirectory()
+        let endpoint: VarlinkEndpoint =
+            if let socket = try SocketActivation.socket(named: Self.socketName) {
+                .inheritedSocket(descriptor: socket.descriptor)
+            } else {
+                .path(configuration.socketPath, mode: configuration.socketMode)
+            }
+        let server = try await VarlinkServer.bind(
+            endpoint,
+            configuration: .init(
+                maximumMessageSize: configuration.maximumMessageSize,
+                info: VarlinkServiceInfo(
+                    vendor: "Sesame",
+                    product: "sesamed",
+                    version: SesameVersion.current,
+                    url: ""
+                )
+            ),
+            interfaces: Self.interfaces(directory: directory),
+            logger: logger
+        )
+        logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
+        let status = await Self.status(directory: directory)
+        notifier.notify(.ready, .status(status))
+
+        let file = configurationFile
+        let running = configuration
+        let logger = logger
+        let services: [any Service] = [
+            VarlinkService(server: server, notifier: notifier, logger: logger),
+            WatchdogService(notifier: notifier, directory: directory, logger: logger),
+            ReloadService(
+                notifier: notifier,
+                reload: {
+                    try Self.reload(file: file, running: running, logger: logger)
+                    return await Self.status(directory: directory)
+                },
+                logger: logger
+            ),
+        ]
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
+        do {
+            try await group.run()
+        } catch is CancellationError {
+            // A graceful shutdown cancels what is still running; that is the normal way out.
+        }
+        logger.info("stopped")
+    }
+
+    static func interfaces(directory: AccountDirectory) -> [any VarlinkInterface] {
+        let descriptions = InterfaceDescriptions.byName
+        return [
+            AccountsInterface(interfaceDescription: descriptions["io.sesame.Accounts"] ?? "", directory: directory),
+            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", directory: directory),
+            ErrorsOnlyInterface(
+                name: "io.sesame.Varlink",
+                interfaceDescription: descriptions["io.sesame.Varlink"] ?? ""
+            ),
+        ]
+    }
+
+    private static func status(directory: AccountDirectory) async -> String {
+        let counts = await directory.countsByState()
+        let total = counts.values.reduce(0, +)
+        let active = counts[.active, default: 0] + counts[.refreshing, default: 0]
+        let attention = counts[.expired, default: 0] + counts[.needsLogin, default: 0]
+        return "\(total) accounts: \(active) active, \(attention) need attention"
+    }
+
+    /// Re-reads the config file; settings that only take effect at start are reported, not applied.
+    private static func reload(file: String?, running: DaemonConfiguration, logger: Logger) throws {
+        guard let file else { return }
+        let base = DaemonConfiguration.defaults(environment: ProcessInfo.processInfo.environment, uid: getuid())
+        let reloaded = try ConfigurationFile.load(path: file, onto: base, required: false)
+        if reloaded != running {
+            logger.notice(
+                "the config file changed; restart sesamed to apply the new settings",
+                metadata: ["file": "\(file)"]
+            )
+        }
+    }
+
+    private static func makeStateDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw DaemonStartError.stateDirectory(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+}
+
+/// An interface that only declares errors, served so clients can read what the errors mean.
+struct ErrorsOnlyInterface: VarlinkInterface {
+    let name: String
+    let interfaceDescription: String
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        throw VarlinkError.methodNotFound(call.method)
+    }
+}

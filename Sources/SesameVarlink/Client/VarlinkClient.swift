@@ -1,0 +1,184 @@
+import NIOCore
+import NIOPosix
+
+/// Why a client call did not get a reply.
+public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nothing listens at the socket path (the daemon is not running, or the path is wrong).
+    case cannotConnect(path: String, reason: String)
+    /// The connection closed before the reply arrived.
+    case connectionClosed
+    /// The server sent something that is not a Varlink reply.
+    case invalidReply(String)
+
+    public var description: String {
+        switch self {
+        case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
+        case .connectionClosed: "the connection closed before the reply arrived"
+        case .invalidReply(let reason): "the server sent an invalid reply: \(reason)"
+        }
+    }
+}
+
+/// A Varlink client on one Unix-socket connection. Calls may be made concurrently; they are
+/// pipelined on the connection and each gets its own reply, because replies come back in call order.
+public actor VarlinkClient {
+    private enum Pending {
+        case single(CheckedContinuation<VarlinkReplyMessage, any Error>)
+        case stream(AsyncThrowingStream<VarlinkReplyMessage, any Error>.Continuation)
+    }
+
+    private let channel: any Channel
+    private let writes: AsyncStream<ByteBuffer>.Continuation
+    private var pending: [Pending] = []
+    private var pendingHead = 0
+    private var closedError: (any Error)?
+
+    private init(channel: any Channel, writes: AsyncStream<ByteBuffer>.Continuation) {
+        self.channel = channel
+        self.writes = writes
+    }
+
+    /// Connects to the Varlink service listening at `path`.
+    public static func connect(unixSocketPath path: String, maximumMessageSize: Int = 16 << 20) async throws
+        -> VarlinkClient
+    {
+        let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: path) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize))
+                        )
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch let error as IOError {
+            throw VarlinkClientError.cannotConnect(path: path, reason: error.description)
+        } catch {
+            throw VarlinkClientError.cannotConnect(path: path, reason: "\(error)")
+        }
+        let (writeStream, writes) = AsyncStream<ByteBuffer>.makeStream()
+        let client = VarlinkClient(channel: asyncChannel.channel, writes: writes)
+        Task { await client.pump(asyncChannel, writes: writeStream) }
+        return client
+    }
+
+    /// Calls `method` and returns its single reply; an error reply is thrown as `VarlinkError`.
+    public func call(_ method: String, parameters: [String: JSONValue] = [:]) async throws -> VarlinkReplyMessage {
+        let frame = try VarlinkCall(method: method, parameters: parameters).frame()
+        if let closedError { throw closedError }
+        return try await withCheckedThrowingContinuation { continuation in
+            pending.append(.single(continuation))
+            writes.yield(frame)
+        }
+    }
+
+    /// Calls `method` with `more` and returns its replies as they arrive; an error reply ends the
+    /// stream by throwing `VarlinkError`.
+    public func stream(
+        _ method: String,
+        parameters: [String: JSONValue] = [:]
+    ) throws -> AsyncThrowingStream<VarlinkReplyMessage, any Error> {
+        let frame = try VarlinkCall(method: method, parameters: parameters, more: true).frame()
+        let (stream, continuation) = AsyncThrowingStream<VarlinkReplyMessage, any Error>.makeStream()
+        if let closedError {
+            continuation.finish(throwing: closedError)
+        } else {
+            pending.append(.stream(continuation))
+            writes.yield(frame)
+        }
+        return stream
+    }
+
+    /// Sends a call that wants no reply.
+    public func send(oneway method: String, parameters: [String: JSONValue] = [:]) throws {
+        if let closedError { throw closedError }
+        writes.yield(try VarlinkCall(method: method, parameters: parameters, oneway: true).frame())
+    }
+
+    /// Closes the connection; calls still waiting fail with `connectionClosed`.
+    public func close() {
+        writes.finish()
+        channel.close(promise: nil)
+    }
+
+    /// Moves frames between the channel and the pending calls until the connection ends.
+    private func pump(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, writes: AsyncStream<ByteBuffer>) async {
+        let channel = asyncChannel.channel
+        var failure: any Error = VarlinkClientError.connectionClosed
+        do {
+            try await asyncChannel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await frame in writes {
+                            try await outbound.write(frame)
+                        }
+                        channel.close(promise: nil)
+                    }
+                    for try await frame in inbound {
+                        try self.deliver(frame)
+                    }
+                    group.cancelAll()
+                }
+            }
+        } catch let error as VarlinkFramingError {
+            failure = VarlinkClientError.invalidReply("\(error)")
+        } catch let error as VarlinkClientError {
+            failure = error
+        } catch {
+            failure = VarlinkClientError.connectionClosed
+        }
+        failAll(failure)
+    }
+
+    private func deliver(_ frame: ByteBuffer) throws {
+        let reply: VarlinkReplyMessage
+        do {
+            reply = try VarlinkReplyMessage(frame: frame)
+        } catch {
+            throw VarlinkClientError.invalidReply("\(error)")
+        }
+        guard pendingHead < pending.count else {
+            throw VarlinkClientError.invalidReply("a reply arrived for no call")
+        }
+        let error = reply.error.map { VarlinkError($0, parameters: reply.parameters) }
+        switch pending[pendingHead] {
+        case .single(let continuation):
+            if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: reply) }
+            advance()
+        case .stream(let continuation):
+            if let error {
+                continuation.finish(throwing: error)
+                advance()
+            } else {
+                continuation.yield(reply)
+                if !reply.continues {
+                    continuation.finish()
+                    advance()
+                }
+            }
+        }
+    }
+
+    private func advance() {
+        pendingHead += 1
+        if pendingHead == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingHead = 0
+        }
+    }
+
+    private func failAll(_ error: any Error) {
+        closedError = error
+        writes.finish()
+        for entry in pending[pendingHead...] {
+            switch entry {
+            case .single(let continuation): continuation.resume(throwing: error)
+            case .stream(let continuation): continuation.finish(throwing: error)
+            }
+        }
+        pending.removeAll()
+        pendingHead = 0
+    }
+}

@@ -1,0 +1,47 @@
+import Logging
+import NIOCore
+
+/// One Varlink interface a server answers: its name, its description text, and its methods.
+public protocol VarlinkInterface: Sendable {
+    /// The qualified interface name, e.g. `io.sesame.Accounts`.
+    var name: String { get }
+    /// The interface definition served by `org.varlink.service.GetInterfaceDescription`.
+    var interfaceDescription: String { get }
+    /// Answers one call to a method of this interface: intermediate replies of a streaming call go
+    /// through `context.send`, the final reply is returned, and an error reply is thrown as `VarlinkError`.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
+}
+
+/// An error of a layer above the wire that knows its own Varlink error reply; the server sends
+/// that reply instead of a generic internal error.
+public protocol VarlinkErrorConvertible: Error {
+    /// The reply this error becomes on the wire.
+    var varlinkError: VarlinkError { get }
+}
+
+/// What a handler knows about the call it answers, and how it sends intermediate replies.
+public struct VarlinkCallContext: Sendable {
+    /// The calling process, as the kernel reported it when it connected.
+    public let peer: PeerCredentials
+    /// A logger that already carries the peer's identity as metadata.
+    public let logger: Logger
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
+    private let streaming: Bool
+
+    init(peer: PeerCredentials, logger: Logger, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?, call: VarlinkCall)
+    {
+        self.peer = peer
+        self.logger = logger
+        self.outbound = call.oneway ? nil : outbound
+        self.streaming = call.more
+    }
+
+    /// Sends one intermediate reply (`"continues": true`) of a streaming call.
+    ///
+    /// Throws `ExpectedMore` when the caller did not ask for a stream, and the channel's error when
+    /// the peer has gone away, which ends the handler.
+    public func send(_ reply: VarlinkReply) async throws {
+        guard streaming else { throw VarlinkError.expectedMore }
+        try await outbound?.write(reply.frame(continues: true))
+    }
+}

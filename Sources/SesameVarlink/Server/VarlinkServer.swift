@@ -1,0 +1,220 @@
+import CSystemd
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A Varlink server on a Unix socket: answers `org.varlink.service` and the given interfaces,
+/// one connection per task, the calls of one connection in the order they arrived.
+public final class VarlinkServer: Sendable {
+    /// Limits and identity of a server.
+    public struct Configuration: Sendable {
+        /// The largest message accepted from a peer, in bytes; over it, `MessageTooLarge` and a close.
+        public var maximumMessageSize: Int
+        /// What `org.varlink.service.GetInfo` reports.
+        public var info: VarlinkServiceInfo
+
+        /// Creates a configuration.
+        public init(maximumMessageSize: Int = 1 << 20, info: VarlinkServiceInfo) {
+            self.maximumMessageSize = maximumMessageSize
+            self.info = info
+        }
+    }
+
+    private typealias Connection = (channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: PeerCredentials)
+
+    private let listener: NIOAsyncChannel<Connection, Never>
+    private let interfaces: [String: any VarlinkInterface]
+    private let logger: Logger
+
+    /// The endpoint this server was bound to.
+    public let endpoint: VarlinkEndpoint
+
+    private init(
+        listener: NIOAsyncChannel<Connection, Never>,
+        interfaces: [String: any VarlinkInterface],
+        endpoint: VarlinkEndpoint,
+        logger: Logger
+    ) {
+        self.listener = listener
+        self.interfaces = interfaces
+        self.endpoint = endpoint
+        self.logger = logger
+    }
+
+    /// Binds (or adopts) the endpoint; once this returns, connections are accepted by the kernel
+    /// and wait in the backlog until `run()` serves them.
+    public static func bind(
+        _ endpoint: VarlinkEndpoint,
+        configuration: Configuration,
+        interfaces: [any VarlinkInterface],
+        logger: Logger
+    ) async throws -> VarlinkServer {
+        let maximumMessageSize = configuration.maximumMessageSize
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+        let initializer: @Sendable (Channel) -> EventLoopFuture<Connection> = { channel in
+            Self.initializeConnection(channel, maximumMessageSize: maximumMessageSize)
+        }
+        let listener: NIOAsyncChannel<Connection, Never>
+        switch endpoint {
+        case .path(let path, let mode):
+            try UnixSocketPath.prepare(path)
+            listener = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            try UnixSocketPath.setMode(path, mode: mode)
+        case .inheritedSocket(let descriptor):
+            listener = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+        }
+        let service = VarlinkServiceInterface(info: configuration.info, interfaces: interfaces)
+        var table: [String: any VarlinkInterface] = [service.name: service]
+        for interface in interfaces {
+            precondition(table[interface.name] == nil, "interface \(interface.name) registered twice")
+            table[interface.name] = interface
+        }
+        return VarlinkServer(listener: listener, interfaces: table, endpoint: endpoint, logger: logger)
+    }
+
+    /// Serves connections until the task is cancelled or the listener is closed, then closes every
+    /// connection; a cancelled streaming call simply ends.
+    public func run() async throws {
+        try await listener.executeThenClose { connections in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in connections {
+                    group.addTask { await self.serve(connection) }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Stops accepting connections; `run()` then returns once open connections are done.
+    public func close() async {
+        try? await listener.channel.close()
+    }
+
+    private static func initializeConnection(_ channel: Channel, maximumMessageSize: Int) -> EventLoopFuture<Connection>
+    {
+        guard let socket = channel as? SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+        }
+        let credentials: EventLoopFuture<sesame_ucred> = socket.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET),
+            name: SocketOptionName(SO_PEERCRED)
+        )
+        return credentials.flatMapThrowing { credentials in
+            try channel.pipeline.syncOperations.addHandler(
+                ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize))
+            )
+            let asyncChannel = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+            return (asyncChannel, peer)
+        }
+    }
+
+    private func serve(_ connection: Connection) async {
+        var logger = self.logger
+        logger[metadataKey: "peer_uid"] = "\(connection.peer.uid)"
+        logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
+        logger.debug("connection opened")
+        let channel = connection.channel.channel
+        // While a streaming call runs, nothing reads the socket, so the peer hanging up is seen
+        // through the channel closing, which cancels that call.
+        let streamingCall = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+        channel.closeFuture.whenComplete { _ in streamingCall.withLockedValue { $0?.cancel() } }
+        do {
+            try await connection.channel.executeThenClose { inbound, outbound in
+                try await answerCalls(
+                    inbound,
+                    outbound,
+                    channel: channel,
+                    streamingCall: streamingCall,
+                    peer: connection.peer,
+                    logger: logger
+                )
+            }
+        } catch {
+            logger.debug("connection ended", metadata: ["reason": "\(error)"])
+            return
+        }
+        logger.debug("connection closed")
+    }
+
+    private func answerCalls(
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
+        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        channel: any Channel,
+        streamingCall: NIOLockedValueBox<Task<Void, any Error>?>,
+        peer: PeerCredentials,
+        logger: Logger
+    ) async throws {
+        do {
+            for try await frame in inbound {
+                let call: VarlinkCall
+                do {
+                    call = try VarlinkCall(frame: frame)
+                } catch {
+                    logger.notice("closing connection after an invalid message", metadata: ["error": "\(error)"])
+                    try await outbound.write(error.frame())
+                    return
+                }
+                guard call.more else {
+                    try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                    continue
+                }
+                let task = Task { try await self.answer(call, outbound: outbound, peer: peer, logger: logger) }
+                streamingCall.withLockedValue { $0 = task }
+                if !channel.isActive { task.cancel() }
+                defer { streamingCall.withLockedValue { $0 = nil } }
+                try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: {
+                    task.cancel()
+                }
+            }
+        } catch VarlinkFramingError.messageTooLarge(let limit) {
+            logger.notice("closing connection after a message over the size limit", metadata: ["limit": "\(limit)"])
+            try await outbound.write(VarlinkError.messageTooLarge(limit: limit).frame())
+        } catch VarlinkFramingError.truncatedMessage(let bytes) {
+            logger.debug("peer closed in the middle of a message", metadata: ["bytes": "\(bytes)"])
+        }
+    }
+
+    private func answer(
+        _ call: VarlinkCall,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        peer: PeerCredentials,
+        logger: Logger
+    ) async throws {
+        var logger = logger
+        logger[metadataKey: "method"] = "\(call.method)"
+        let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
+        let result: ByteBuffer
+        do {
+            guard let interface = interfaces[call.interface] else {
+                throw VarlinkError.interfaceNotFound(call.interface)
+            }
+            result = try await interface.handle(call, context: context).frame(continues: false)
+        } catch let error as VarlinkError {
+            logger.debug("call failed", metadata: ["error": "\(error.name)"])
+            result = error.frame()
+        } catch let error as any VarlinkErrorConvertible {
+            logger.debug("call failed", metadata: ["error": "\(error.varlinkError.name)"])
+            result = error.varlinkError.frame()
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // Unknown errors may carry anything; only their type reaches the log, never the peer.
+            logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
+            result = VarlinkError("io.sesame.Varlink.InternalError").frame()
+        }
+        if !call.oneway {
+            try await outbound.write(result)
+        }
+    }
+}

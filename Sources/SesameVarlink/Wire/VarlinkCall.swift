@@ -1,0 +1,135 @@
+import Foundation
+import NIOCore
+
+/// One method call as received from a peer: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
+public struct VarlinkCall: Sendable {
+    /// The fully qualified method name, e.g. `io.sesame.Accounts.List`.
+    public var method: String
+    /// The call's parameters; an absent `parameters` member is an empty object.
+    public var parameters: [String: JSONValue]
+    /// The caller asks for a stream of replies.
+    public var more: Bool
+    /// The caller wants no reply at all.
+    public var oneway: Bool
+
+    /// Creates a call, as a client sends it or a test builds it.
+    public init(method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false) {
+        self.method = method
+        self.parameters = parameters
+        self.more = more
+        self.oneway = oneway
+    }
+
+    /// The interface part of `method` (everything before the last dot).
+    public var interface: String {
+        guard let dot = method.lastIndex(of: ".") else { return "" }
+        return String(method[..<dot])
+    }
+
+    /// The unqualified method name (everything after the last dot).
+    public var methodName: String {
+        guard let dot = method.lastIndex(of: ".") else { return method }
+        return String(method[method.index(after: dot)...])
+    }
+
+    /// Decodes the parameters into a handler's own type; a mismatch names the offending parameter.
+    public func decodeParameters<T: Decodable>(_ type: T.Type) throws(VarlinkError) -> T {
+        do {
+            return try JSONValue.object(parameters).decode(as: type)
+        } catch let error as DecodingError {
+            throw .invalidParameter(error.parameterName)
+        } catch {
+            throw .invalidParameter("parameters")
+        }
+    }
+}
+
+extension VarlinkCall {
+    private struct Envelope: Codable {
+        var method: String
+        var parameters: JSONValue?
+        var more: Bool?
+        var oneway: Bool?
+        var upgrade: Bool?
+    }
+
+    /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
+    public init(frame: ByteBuffer) throws(VarlinkError) {
+        let envelope: Envelope
+        do {
+            envelope = try JSONCoding.decode(Envelope.self, from: Data(frame.readableBytesView))
+        } catch {
+            throw .invalidMessage("not a Varlink call: \(DecodingError.summary(of: error))")
+        }
+        let method = envelope.method
+        guard Self.isQualifiedMethodName(method) else {
+            throw .invalidMessage("'\(method.prefix(200))' is not a qualified method name")
+        }
+        if envelope.upgrade == true {
+            throw .invalidMessage("protocol upgrades are not supported")
+        }
+        let parameters: [String: JSONValue]
+        switch envelope.parameters {
+        case nil, .null?: parameters = [:]
+        case .object(let members)?: parameters = members
+        case _?: throw .invalidMessage("'parameters' must be an object")
+        }
+        self.init(
+            method: method,
+            parameters: parameters,
+            more: envelope.more ?? false,
+            oneway: envelope.oneway ?? false
+        )
+    }
+
+    /// The wire form of this call, NUL terminator included.
+    public func frame() throws -> ByteBuffer {
+        let envelope = Envelope(
+            method: method,
+            parameters: parameters.isEmpty ? nil : .object(parameters),
+            more: more ? true : nil,
+            oneway: oneway ? true : nil
+        )
+        var buffer = ByteBuffer(bytes: try JSONCoding.encode(envelope))
+        buffer.writeInteger(UInt8(0))
+        return buffer
+    }
+
+    /// Varlink method names are `reverse.domain.Interface.Method`: at least two dots-separated
+    /// parts, the last one starting with an upper-case letter.
+    static func isQualifiedMethodName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts.allSatisfy({ !$0.isEmpty }) else { return false }
+        guard let first = parts.last?.first, first.isASCII, first.isUppercase else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
+    }
+}
+
+extension DecodingError {
+    /// The top-level parameter a decoding failure is about, for `InvalidParameter`.
+    var parameterName: String {
+        let path: [any CodingKey]
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+        @unknown default:
+            path = []
+        }
+        return path.first?.stringValue ?? "parameters"
+    }
+
+    /// A short, single-line explanation of why JSON did not decode; never echoes the input.
+    static func summary(of error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "malformed JSON" }
+        switch error {
+        case .keyNotFound(let key, _): return "missing '\(key.stringValue)'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "wrong type for '\(path)'"
+        case .dataCorrupted: return "malformed JSON"
+        @unknown default: return "malformed JSON"
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import NIOCore
+
+/// The parameters of one successful reply, already encoded, so one event can be sent to many
+/// subscribers without encoding it again.
+public struct VarlinkReply: Sendable {
+    /// The encoded JSON object that becomes the reply's `parameters`.
+    public let encodedParameters: ByteBuffer
+
+    /// Wraps parameters that are already encoded as a JSON object.
+    public init(encodedParameters: ByteBuffer) {
+        self.encodedParameters = encodedParameters
+    }
+
+    /// Encodes `parameters`, which must encode as a JSON object.
+    public init(_ parameters: some Encodable) throws {
+        self.encodedParameters = ByteBuffer(bytes: try JSONCoding.encode(parameters))
+    }
+
+    /// A reply with no parameters.
+    public static let empty = VarlinkReply(encodedParameters: ByteBuffer(string: "{}"))
+
+    /// The wire form of this reply, NUL terminator included.
+    public func frame(continues: Bool) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(encodedParameters.readableBytes + 32)
+        buffer.writeString(continues ? #"{"continues":true,"parameters":"# : #"{"parameters":"#)
+        buffer.writeImmutableBuffer(encodedParameters)
+        buffer.writeString("}")
+        buffer.writeInteger(UInt8(0))
+        return buffer
+    }
+}
+
+extension VarlinkError {
+    /// The wire form of this error reply, NUL terminator included.
+    public func frame() -> ByteBuffer {
+        struct Envelope: Encodable {
+            var error: String
+            var parameters: [String: JSONValue]
+        }
+        // Encoding a String and a dictionary of JSONValue cannot fail; fall back to the bare name
+        // rather than crash should Foundation ever disagree.
+        let data = (try? JSONCoding.encode(Envelope(error: name, parameters: parameters))) ?? Data()
+        var buffer = ByteBuffer(bytes: data.isEmpty ? Data(#"{"error":"\#(name)"}"#.utf8) : data)
+        buffer.writeInteger(UInt8(0))
+        return buffer
+    }
+}
+
+/// One reply as a client receives it: parameters, or an error, and whether more replies follow.
+public struct VarlinkReplyMessage: Sendable {
+    /// The reply's parameters (for an error reply, the error's parameters).
+    public var parameters: [String: JSONValue]
+    /// The server will send further replies to the same call.
+    public var continues: Bool
+    /// The qualified error name when the call failed.
+    public var error: String?
+
+    private struct Envelope: Decodable {
+        var parameters: JSONValue?
+        var continues: Bool?
+        var error: String?
+    }
+
+    /// Parses one NUL-stripped reply frame.
+    public init(frame: ByteBuffer) throws(VarlinkError) {
+        let envelope: Envelope
+        do {
+            envelope = try JSONCoding.decode(Envelope.self, from: Data(frame.readableBytesView))
+        } catch {
+            throw .invalidMessage("not a Varlink reply: \(DecodingError.summary(of: error))")
+        }
+        self.parameters = envelope.parameters?.objectValue ?? [:]
+        self.continues = envelope.continues ?? false
+        self.error = envelope.error
+    }
+
+    /// Decodes the parameters into the caller's type.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONValue.object(parameters).decode(as: type)
+    }
+}

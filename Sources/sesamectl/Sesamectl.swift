@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import SesameClient
+import SesameCore
+import SesameVarlink
+
+/// `sesamectl`: shows and drives what sesamed does.
+@main
+struct Sesamectl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sesamectl",
+        abstract: "Show and control the login sessions sesamed owns.",
+        version: SesameVersion.current,
+        subcommands: [Status.self, Watch.self]
+    )
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: "The daemon's socket (default: $SESAME_SOCKET, the user daemon's, or /run/sesame/io.sesame)."
+    )
+    var socket: String?
+
+    /// Connects, turning "nothing listens there" into one sentence instead of an error dump.
+    func connect() async throws -> SesameClient {
+        do {
+            return try await SesameClient.connect(socketPath: socket)
+        } catch let error as VarlinkClientError {
+            if case .cannotConnect(let path, _) = error {
+                throw ExitFailure.notRunning(path: path)
+            }
+            throw ExitFailure.message("\(error)")
+        }
+    }
+}
+
+/// How sesamectl fails: one sentence on stderr and a documented exit status.
+enum ExitFailure: Error, CustomStringConvertible {
+    case notRunning(path: String)
+    case message(String)
+
+    var description: String {
+        switch self {
+        case .notRunning(let path): "sesamed is not running (nothing answers at \(path))."
+        case .message(let text): text
+        }
+    }
+
+    /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 1 otherwise.
+    var exitCode: Int32 {
+        switch self {
+        case .notRunning: 3
+        case .message: 1
+        }
+    }
+}
+
+extension AsyncParsableCommand {
+    /// Runs `body`, printing failures as one line on stderr with the right exit status.
+    func reportingFailures(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let failure as ExitFailure {
+            printError(failure.description)
+            throw ExitCode(failure.exitCode)
+        } catch let error as VarlinkError {
+            printError("sesamed answered: \(error)")
+            throw ExitCode.failure
+        } catch let error as VarlinkClientError {
+            printError("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Writes one line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Writes one line to standard output and flushes it, so pipes see each line as it happens.
+func printLine(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SesameCore
+import SesameDaemon
+
+/// The command line of the daemon: where its config, socket and state are; everything else is
+/// in the config file.
+@main
+struct SesamedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sesamed",
+        abstract: "Owns the login sessions of OAuth and OpenID Connect providers for this machine.",
+        version: SesameVersion.current
+    )
+
+    @Option(
+        name: .long,
+        help: "Config file (default: /etc/sesame/sesamed.toml for root, else ~/.config/sesame/sesamed.toml)."
+    )
+    var config: String?
+
+    @Option(name: .long, help: "Path of the Varlink socket to bind when not socket-activated.")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "Directory for the token store and other state.")
+    var stateDirectory: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let uid = getuid()
+        let path = config ?? DaemonConfiguration.defaultFilePath(environment: environment, uid: uid)
+        var configuration: DaemonConfiguration
+        do {
+            configuration = try ConfigurationFile.load(
+                path: path,
+                onto: .defaults(environment: environment, uid: uid),
+                required: config != nil
+            )
+        } catch {
+            throw Failure("\(error)")
+        }
+        if let socket { configuration.socketPath = socket }
+        if let stateDirectory { configuration.stateDirectory = stateDirectory }
+
+        let journal = JournalLogHandler.isJournalConnected(environment: environment)
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler =
+                journal ? JournalLogHandler(identifier: "sesamed") : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "sesamed")
+        do {
+            try await Daemon(configuration: configuration, configurationFile: path, logger: logger).run()
+        } catch {
+            throw Failure("\(error)")
+        }
+    }
+}
+
+/// A start-up failure: one line on stderr and exit status 1, no stack trace.
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@testable import SesameDaemon
+
+@Suite struct ConfigurationTests {
+    private let base = DaemonConfiguration.defaults(environment: [:], uid: 0)
+
+    @Test func defaultsToSystemPathsForRoot() {
+        #expect(base.socketPath == "/run/sesame/io.sesame")
+        #expect(base.stateDirectory == "/var/lib/sesame")
+        #expect(base.socketMode == 0o666)
+    }
+
+    @Test func defaultsToXDGPathsForOtherUsers() {
+        let user = DaemonConfiguration.defaults(
+            environment: ["HOME": "/home/a", "XDG_RUNTIME_DIR": "/run/user/1000"],
+            uid: 1000
+        )
+        #expect(user.socketPath == "/run/user/1000/sesame/io.sesame")
+        #expect(user.stateDirectory == "/home/a/.local/state/sesame")
+        #expect(
+            DaemonConfiguration.defaultFilePath(environment: ["HOME": "/home/a"], uid: 1000)
+                == "/home/a/.config/sesame/sesamed.toml"
+        )
+    }
+
+    @Test func prefersTheDirectoriesSystemdMadeForTheUnit() {
+        let unit = DaemonConfiguration.defaults(
+            environment: ["RUNTIME_DIRECTORY": "/run/sesame-x:/run/other", "STATE_DIRECTORY": "/var/lib/sesame-x"],
+            uid: 0
+        )
+        #expect(unit.socketPath == "/run/sesame-x/io.sesame")
+        #expect(unit.stateDirectory == "/var/lib/sesame-x")
+    }
+
+    @Test func readsEverySetting() throws {
+        let text = """
+            [daemon]
+            socket = "/tmp/s/io.sesame"
+            socket_mode = 0o660
+            state_directory = "/tmp/state"
+            log_level = "debug"
+
+            [limits]
+            max_message_size = 65536
+            """
+        let configuration = try ConfigurationFile.parse(text, path: "t.toml", onto: base)
+        #expect(
+            configuration
+                == DaemonConfiguration(
+                    socketPath: "/tmp/s/io.sesame",
+                    socketMode: 0o660,
+                    stateDirectory: "/tmp/state",
+                    maximumMessageSize: 65536,
+                    logLevel: .debug
+                )
+        )
+    }
+
+    @Test func theShippedExampleParses() throws {
+        let example = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("etc/sesame/sesamed.toml")
+        let configuration = try ConfigurationFile.load(path: example.path, onto: base, required: true)
+        #expect(configuration == base, "the example documents the defaults")
+    }
+
+    @Test(arguments: [
+        ("[daemon]\nsocekt = \"/x\"", ConfigurationError.unknownKey(path: "t.toml", key: "daemon.socekt")),
+        ("[deamon]\n", .unknownKey(path: "t.toml", key: "deamon")),
+        ("daemon = 1", .wrongType(path: "t.toml", key: "daemon", expected: "a table ([daemon])")),
+        ("[daemon]\nsocket = 5", .wrongType(path: "t.toml", key: "daemon.socket", expected: "a string")),
+        (
+            "[daemon]\nsocket = \"relative\"",
+            .invalidValue(path: "t.toml", key: "daemon.socket", reason: "must be an absolute path")
+        ),
+        (
+            "[daemon]\nsocket_mode = 0o1777",
+            .invalidValue(
+                path: "t.toml",
+                key: "daemon.socket_mode",
+                reason: "must be a file mode between 0o000 and 0o777"
+            )
+        ),
+        (
+            "[limits]\nmax_message_size = 10",
+            .invalidValue(path: "t.toml", key: "limits.max_message_size", reason: "must be between 1024 and 67108864")
+        ),
+        (
+            "[daemon]\nlog_level = \"loud\"",
+            .invalidValue(
+                path: "t.toml",
+                key: "daemon.log_level",
+                reason: "must be one of trace, debug, info, notice, warning, error, critical"
+            )
+        ),
+    ])
+    func refusesBadSettingsByName(_ text: String, _ expected: ConfigurationError) {
+        #expect(throws: expected) { try ConfigurationFile.parse(text, path: "t.toml", onto: base) }
+    }
+
+    @Test func pointsAtTheLineOfASyntaxError() {
+        #expect {
+            try ConfigurationFile.parse("[daemon]\nsocket = \n", path: "t.toml", onto: base)
+        } throws: { error in
+            guard case .syntax(let path, let line, _, _) = error as? ConfigurationError else { return false }
+            return path == "t.toml" && line == 2
+        }
+    }
+
+    @Test func aMissingFileIsFineUnlessItWasNamed() throws {
+        let missing = "/nonexistent/sesamed.toml"
+        #expect(try ConfigurationFile.load(path: missing, onto: base, required: false) == base)
+        #expect {
+            try ConfigurationFile.load(path: missing, onto: base, required: true)
+        } throws: { error in
+            if case .unreadable(let path, _) = error as? ConfigurationError { return path == missing }
+            return false
+        }
+    }
+}

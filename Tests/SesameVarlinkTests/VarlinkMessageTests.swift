@@ -1,0 +1,84 @@
+import NIOCore
+import Testing
+
+@testable import SesameVarlink
+
+@Suite struct VarlinkMessageTests {
+    private func parse(_ text: String) throws(VarlinkError) -> VarlinkCall {
+        try VarlinkCall(frame: ByteBuffer(string: text))
+    }
+
+    @Test func parsesACallWithAllMembers() throws {
+        let call = try parse(#"{"method":"io.sesame.Events.Subscribe","parameters":{"since":4},"more":true}"#)
+        #expect(call.interface == "io.sesame.Events")
+        #expect(call.methodName == "Subscribe")
+        #expect(call.parameters == ["since": .int(4)])
+        #expect(call.more && !call.oneway)
+    }
+
+    @Test func treatsAbsentParametersAsEmpty() throws {
+        let call = try parse(#"{"method":"org.varlink.service.GetInfo"}"#)
+        #expect(call.parameters.isEmpty)
+    }
+
+    @Test(arguments: [
+        "not json",
+        #"{"parameters":{}}"#,
+        #"{"method":42}"#,
+        #"{"method":"GetInfo"}"#,
+        #"{"method":"org.varlink.service.getInfo"}"#,
+        #"{"method":"org.varlink..GetInfo"}"#,
+        #"{"method":"org.varlink.service.GetInfo","parameters":[1]}"#,
+        #"{"method":"org.varlink.service.GetInfo","more":"yes"}"#,
+        #"{"method":"org.varlink.service.GetInfo","upgrade":true}"#,
+    ])
+    func refusesWhatIsNotACall(_ text: String) {
+        #expect {
+            try parse(text)
+        } throws: { error in
+            (error as? VarlinkError)?.name == "io.sesame.Varlink.InvalidMessage"
+        }
+    }
+
+    @Test func namesTheParameterThatDoesNotDecode() throws {
+        struct Parameters: Decodable { var interface: String }
+        let call = try parse(#"{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":1}}"#)
+        #expect(throws: VarlinkError.invalidParameter("interface")) {
+            try call.decodeParameters(Parameters.self)
+        }
+        let empty = try parse(#"{"method":"org.varlink.service.GetInterfaceDescription"}"#)
+        #expect(throws: VarlinkError.invalidParameter("interface")) {
+            try empty.decodeParameters(Parameters.self)
+        }
+    }
+
+    @Test func framesAReplyWithAndWithoutContinues() throws {
+        let reply = try VarlinkReply(["a": 1])
+        #expect(String(buffer: reply.frame(continues: false)) == "{\"parameters\":{\"a\":1}}\0")
+        #expect(String(buffer: reply.frame(continues: true)) == "{\"continues\":true,\"parameters\":{\"a\":1}}\0")
+    }
+
+    @Test func framesAnErrorReply() {
+        let frame = VarlinkError.methodNotFound("a.b.C").frame()
+        #expect(
+            String(buffer: frame)
+                == "{\"error\":\"org.varlink.service.MethodNotFound\",\"parameters\":{\"method\":\"a.b.C\"}}\0"
+        )
+    }
+
+    @Test func readsRepliesWithAbsentOrFalseContinues() throws {
+        let absent = try VarlinkReplyMessage(frame: ByteBuffer(string: #"{"parameters":{"x":true}}"#))
+        let explicit = try VarlinkReplyMessage(frame: ByteBuffer(string: #"{"parameters":{},"continues":false}"#))
+        let more = try VarlinkReplyMessage(frame: ByteBuffer(string: #"{"continues":true}"#))
+        #expect(!absent.continues && !explicit.continues && more.continues)
+        #expect(absent.parameters == ["x": true])
+    }
+
+    @Test func roundTripsACallThroughItsFrame() throws {
+        var frame = try VarlinkCall(method: "a.b.C", parameters: ["k": "v"], oneway: true).frame()
+        #expect(frame.readableBytesView.last == 0)
+        frame.moveWriterIndex(to: frame.writerIndex - 1)
+        let call = try VarlinkCall(frame: frame)
+        #expect(call.method == "a.b.C" && call.parameters == ["k": "v"] && call.oneway)
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import SesameVarlink
+
+/// A small interface that exercises single, streaming and failing calls.
+private struct TestInterface: VarlinkInterface {
+    let name = "org.example.test"
+    let interfaceDescription = """
+        interface org.example.test
+        method Echo(text: string) -> (text: string)
+        method Count(n: int) -> (i: int)
+        method Peer() -> (uid: int, pid: int)
+        error Boom ()
+
+        """
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        switch call.methodName {
+        case "Echo":
+            struct Text: Codable { var text: String }
+            return try VarlinkReply(try call.decodeParameters(Text.self))
+        case "Count":
+            struct Count: Decodable { var n: Int }
+            let n = try call.decodeParameters(Count.self).n
+            guard call.more else { throw VarlinkError.expectedMore }
+            for i in 0..<(n - 1) { try await context.send(VarlinkReply(["i": i])) }
+            return try VarlinkReply(["i": n - 1])
+        case "Peer":
+            return try VarlinkReply(["uid": Int(context.peer.uid), "pid": Int(context.peer.pid)])
+        case "Boom":
+            throw VarlinkError("org.example.test.Boom")
+        default:
+            throw VarlinkError.methodNotFound(call.method)
+        }
+    }
+}
+
+private func withServer(_ body: (String) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
+    let path = directory.appendingPathComponent("nested/test.socket").path
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try await VarlinkServer.bind(
+        .path(path, mode: 0o600),
+        configuration: .init(
+            maximumMessageSize: 4096,
+            info: .init(vendor: "Test", product: "test", version: "1", url: "")
+        ),
+        interfaces: [TestInterface()],
+        logger: Logger(label: "test")
+    )
+    let running = Task { try await server.run() }
+    defer { running.cancel() }
+    try await body(path)
+}
+
+@Suite struct VarlinkServerTests {
+    @Test func answersGetInfoAndDescriptions() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            let info = try await client.call("org.varlink.service.GetInfo")
+            #expect(info.parameters["interfaces"] == ["org.example.test", "org.varlink.service"])
+            let description = try await client.call(
+                "org.varlink.service.GetInterfaceDescription",
+                parameters: ["interface": "org.example.test"]
+            )
+            #expect(description.parameters["description"]?.stringValue?.hasPrefix("interface org.example.test") == true)
+            await #expect(throws: VarlinkError.interfaceNotFound("org.example.nothing")) {
+                try await client.call(
+                    "org.varlink.service.GetInterfaceDescription",
+                    parameters: ["interface": "org.example.nothing"]
+                )
+            }
+            await client.close()
+        }
+    }
+
+    @Test func pipelinedConcurrentCallsEachGetTheirOwnReply() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for i in 0..<200 {
+                    group.addTask {
+                        let reply = try await client.call(
+                            "org.example.test.Echo",
+                            parameters: ["text": .string("m\(i)")]
+                        )
+                        return (i, reply.parameters["text"]?.stringValue)
+                    }
+                }
+                for try await (i, text) in group {
+                    #expect(text == "m\(i)")
+                }
+            }
+            await client.close()
+        }
+    }
+
+    @Test func streamsRepliesUntilOneWithoutContinues() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            var seen: [JSONValue?] = []
+            for try await reply in try await client.stream("org.example.test.Count", parameters: ["n": 3]) {
+                seen.append(reply.parameters["i"])
+            }
+            #expect(seen == [0, 1, 2])
+            await #expect(throws: VarlinkError.expectedMore) {
+                try await client.call("org.example.test.Count", parameters: ["n": 3])
+            }
+            await client.close()
+        }
+    }
+
+    @Test func namesUnknownInterfacesMethodsAndBadParameters() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            await #expect(throws: VarlinkError.interfaceNotFound("org.example.other")) {
+                try await client.call("org.example.other.Echo")
+            }
+            await #expect(throws: VarlinkError.methodNotFound("org.example.test.Nope")) {
+                try await client.call("org.example.test.Nope")
+            }
+            await #expect(throws: VarlinkError.invalidParameter("text")) {
+                try await client.call("org.example.test.Echo", parameters: ["text": 5])
+            }
+            await #expect(throws: VarlinkError("org.example.test.Boom")) {
+                try await client.call("org.example.test.Boom")
+            }
+            // The connection survives every error above.
+            #expect(
+                try await client.call("org.example.test.Echo", parameters: ["text": "ok"]).parameters["text"] == "ok"
+            )
+            await client.close()
+        }
+    }
+
+    @Test func handsTheKernelsPeerCredentialsToHandlers() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            let reply = try await client.call("org.example.test.Peer")
+            #expect(reply.parameters["uid"] == .int(Int64(getuid())))
+            #expect(reply.parameters["pid"] == .int(Int64(getpid())))
+            await client.close()
+        }
+    }
+
+    @Test func closesAfterAnOversizedMessageAndKeepsServingOthers() async throws {
+        try await withServer { path in
+            let bystander = try await VarlinkClient.connect(unixSocketPath: path)
+            let offender = try await VarlinkClient.connect(unixSocketPath: path)
+            let big = String(repeating: "x", count: 8192)
+            await #expect(throws: VarlinkError.messageTooLarge(limit: 4096)) {
+                try await offender.call("org.example.test.Echo", parameters: ["text": .string(big)])
+            }
+            await #expect(throws: VarlinkClientError.connectionClosed) {
+                try await offender.call("org.example.test.Echo", parameters: ["text": "again"])
+            }
+            #expect(
+                try await bystander.call("org.example.test.Echo", parameters: ["text": "hi"]).parameters["text"] == "hi"
+            )
+            await bystander.close()
+        }
+    }
+
+    @Test func setsTheSocketModeAndRefusesToStealALiveSocket() async throws {
+        try await withServer { path in
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            await #expect(throws: VarlinkEndpointError.alreadyInUse(path: path)) {
+                _ = try await VarlinkServer.bind(
+                    .path(path, mode: 0o600),
+                    configuration: .init(info: .init(vendor: "", product: "", version: "", url: "")),
+                    interfaces: [],
+                    logger: Logger(label: "test")
+                )
+            }
+        }
+    }
+
+    @Test func replacesAStaleSocketButNeverAFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("plain").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("keep".utf8)))
+        #expect(throws: VarlinkEndpointError.notASocket(path: file)) { try UnixSocketPath.prepare(file) }
+        #expect(FileManager.default.contents(atPath: file) == Data("keep".utf8))
+
+        let stale = directory.appendingPathComponent("stale.socket").path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        close(fd)  // bound but never listening: what a crashed daemon leaves behind
+        try UnixSocketPath.prepare(stale)
+        #expect(!FileManager.default.fileExists(atPath: stale))
+    }
+}
