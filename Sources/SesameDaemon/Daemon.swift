@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import SesameCore
 import SesameVarlink
+import UnixSignals
 
 /// Why the daemon could not start.
 public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
@@ -59,6 +60,7 @@ public struct Daemon: Sendable {
             interfaces: Self.interfaces(directory: directory),
             logger: logger
         )
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
         let status = await Self.status(directory: directory)
         notifier.notify(.ready, .status(status))
@@ -70,6 +72,7 @@ public struct Daemon: Sendable {
             VarlinkService(server: server, notifier: notifier, logger: logger),
             WatchdogService(notifier: notifier, directory: directory, logger: logger),
             ReloadService(
+                hangups: hangups,
                 notifier: notifier,
                 reload: {
                     try Self.reload(file: file, running: running, logger: logger)

@@ -29,7 +29,9 @@ var source = "// Generated at build time from interfaces/*.varlink; edit those f
 source += "/// The text of every interface in interfaces/, keyed by interface name.\n"
 source += "enum InterfaceDescriptions {\n    static let byName: [String: String] = [\n"
 for entry in entries {
-    source += "        \"\(entry.name)\": #\"\"\"\n\(entry.text)\"\"\"#,\n"
+    // A multi-line literal drops the line break before its closing delimiter, so one is added
+    // to keep the text byte for byte.
+    source += "        \"\(entry.name)\": #\"\"\"\n\(entry.text)\n\"\"\"#,\n"
 }
 source += "    ]\n}\n"
 try source.write(toFile: output, atomically: true, encoding: .utf8)

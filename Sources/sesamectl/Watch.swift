@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SesameClient
+import SesameVarlink
 
 /// `sesamectl watch`: prints events as they happen, one line each.
 struct Watch: AsyncParsableCommand {
@@ -24,8 +25,12 @@ struct Watch: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await options.connect()
             let updates = try await client.events(accounts: account.isEmpty ? nil : account, since: since)
-            for try await update in updates {
-                printLine(json ? update.jsonLine : update.textLine)
+            do {
+                for try await update in updates {
+                    printLine(json ? update.jsonLine : update.textLine)
+                }
+            } catch VarlinkClientError.connectionClosed {
+                // Falls through to the same message as a stream that ended without an error.
             }
             throw ExitFailure.message("sesamed closed the connection.")
         }

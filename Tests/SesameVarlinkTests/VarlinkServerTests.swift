@@ -51,8 +51,9 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
         logger: Logger(label: "test")
     )
     let running = Task { try await server.run() }
-    defer { running.cancel() }
     try await body(path)
+    running.cancel()
+    try await running.value
 }
 
 @Suite struct VarlinkServerTests {
@@ -174,6 +175,23 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
                     interfaces: [],
                     logger: Logger(label: "test")
                 )
+            }
+        }
+    }
+
+    @Test func stoppingWhileClientsConnectNeitherTrapsNorHangs() async throws {
+        // Connections accepted while the server stops must be closed, not dropped half-made.
+        for _ in 0..<20 {
+            try await withServer { path in
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            guard let client = try? await VarlinkClient.connect(unixSocketPath: path) else { return }
+                            _ = try? await client.call("org.example.test.Echo", parameters: ["text": "x"])
+                            await client.close()
+                        }
+                    }
+                }
             }
         }
     }

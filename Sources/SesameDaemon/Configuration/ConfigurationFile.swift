@@ -1,6 +1,11 @@
-import Foundation
 import Logging
 import TOMLKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Reads `sesamed.toml` onto a configuration. Every key is checked: an unknown key, a wrong type
 /// or a bad value is a named error that points at the key, and nothing is applied.
@@ -9,14 +14,7 @@ public enum ConfigurationFile {
     public static func load(path: String, onto base: DaemonConfiguration, required: Bool) throws(ConfigurationError)
         -> DaemonConfiguration
     {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch CocoaError.fileReadNoSuchFile where !required {
-            return base
-        } catch {
-            throw .unreadable(path: path, reason: Self.reason(error))
-        }
+        guard let text = try readText(path, required: required) else { return base }
         return try parse(text, path: path, onto: base)
     }
 
@@ -76,14 +74,37 @@ public enum ConfigurationFile {
         return configuration
     }
 
-    private static func reason(_ error: any Error) -> String {
-        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError,
-            underlying.domain == NSPOSIXErrorDomain
-        {
-            return String(cString: strerror(Int32(underlying.code)))
+    /// The file's text, or nil when it does not exist and is not required. Read with plain
+    /// `read(2)` so that `/dev/null` and pipes work as well as regular files.
+    private static func readText(_ path: String, required: Bool) throws(ConfigurationError) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT && !required { return nil }
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        return (error as NSError).localizedDescription
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > maximumSize {
+                throw .unreadable(path: path, reason: "larger than \(maximumSize) bytes")
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .unreadable(path: path, reason: "not valid UTF-8")
+        }
+        return text
     }
+
+    /// No sensible config file comes near this; a bigger one is a mistake, not a config.
+    private static let maximumSize = 1 << 20
 }
 
 /// Type and range checks for single values, each naming the key in its error.

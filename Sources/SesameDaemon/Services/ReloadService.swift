@@ -11,12 +11,14 @@ import UnixSignals
 /// Handles SIGHUP: re-reads the config file and reports `RELOADING=1` then `READY=1` to systemd.
 /// A file that no longer parses is logged and the running configuration is kept.
 struct ReloadService: Service {
+    /// Created before `READY=1`: a SIGHUP that arrives once systemd believes the daemon is up must
+    /// be trapped, not take the default action of ending the process.
+    let hangups: UnixSignalsSequence
     let notifier: SystemdNotifier
     let reload: @Sendable () async throws -> String
     let logger: Logger
 
     func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
         await cancelWhenGracefulShutdown {
             for await _ in hangups {
                 notifier.notify(.reloading(monotonicMicroseconds: Self.monotonicMicroseconds()))

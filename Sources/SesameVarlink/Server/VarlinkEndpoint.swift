@@ -42,6 +42,12 @@ public enum VarlinkEndpointError: Error, Sendable, Hashable, CustomStringConvert
     }
 }
 
+/// A file's identity on this machine.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+}
+
 /// File-system chores around a socket path: parent directory, stale sockets and file mode.
 enum UnixSocketPath {
     /// Creates the parent directory if needed and removes a socket left behind by a process that
@@ -64,6 +70,20 @@ enum UnixSocketPath {
     static func setMode(_ path: String, mode: UInt32) throws(VarlinkEndpointError) {
         guard chmod(path, mode_t(mode)) == 0 else {
             throw .systemCallFailed(call: "chmod", path: path, errno: errno)
+        }
+    }
+
+    /// Which file a path names now (device and inode), to tell our socket from a later one.
+    static func identity(of path: String) -> FileIdentity? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// Removes the socket at `path` if it is still the one we bound; a newer daemon's is left alone.
+    static func remove(_ path: String, ifStill identity: FileIdentity) {
+        if Self.identity(of: path) == identity {
+            unlink(path)
         }
     }
 

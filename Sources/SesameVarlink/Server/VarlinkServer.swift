@@ -27,11 +27,15 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    private typealias Connection = (channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: PeerCredentials)
+    /// An accepted connection, not yet wrapped for async use: a `NIOAsyncChannel` made in the
+    /// accept path traps if the server stops before reading it out of the listener's stream
+    /// (swift-nio #2637), so wrapping waits until a task owns the connection.
+    private typealias Connection = (channel: any Channel, peer: PeerCredentials)
 
     private let listener: NIOAsyncChannel<Connection, Never>
     private let interfaces: [String: any VarlinkInterface]
     private let logger: Logger
+    private let boundSocket: (path: String, identity: FileIdentity)?
 
     /// The endpoint this server was bound to.
     public let endpoint: VarlinkEndpoint
@@ -40,11 +44,13 @@ public final class VarlinkServer: Sendable {
         listener: NIOAsyncChannel<Connection, Never>,
         interfaces: [String: any VarlinkInterface],
         endpoint: VarlinkEndpoint,
+        boundSocket: (path: String, identity: FileIdentity)?,
         logger: Logger
     ) {
         self.listener = listener
         self.interfaces = interfaces
         self.endpoint = endpoint
+        self.boundSocket = boundSocket
         self.logger = logger
     }
 
@@ -59,15 +65,19 @@ public final class VarlinkServer: Sendable {
         let maximumMessageSize = configuration.maximumMessageSize
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
+            // Nothing may be read before the connection is wrapped, or its first calls would be lost.
+            .childChannelOption(.autoRead, value: false)
         let initializer: @Sendable (Channel) -> EventLoopFuture<Connection> = { channel in
             Self.initializeConnection(channel, maximumMessageSize: maximumMessageSize)
         }
         let listener: NIOAsyncChannel<Connection, Never>
+        var boundSocket: (path: String, identity: FileIdentity)?
         switch endpoint {
         case .path(let path, let mode):
             try UnixSocketPath.prepare(path)
             listener = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
             try UnixSocketPath.setMode(path, mode: mode)
+            boundSocket = UnixSocketPath.identity(of: path).map { (path, $0) }
         case .inheritedSocket(let descriptor):
             listener = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
         }
@@ -77,19 +87,32 @@ public final class VarlinkServer: Sendable {
             precondition(table[interface.name] == nil, "interface \(interface.name) registered twice")
             table[interface.name] = interface
         }
-        return VarlinkServer(listener: listener, interfaces: table, endpoint: endpoint, logger: logger)
+        return VarlinkServer(
+            listener: listener,
+            interfaces: table,
+            endpoint: endpoint,
+            boundSocket: boundSocket,
+            logger: logger
+        )
     }
 
     /// Serves connections until the task is cancelled or the listener is closed, then closes every
-    /// connection; a cancelled streaming call simply ends.
+    /// connection (a cancelled streaming call simply ends) and removes the socket file it bound.
     public func run() async throws {
-        try await listener.executeThenClose { connections in
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await connection in connections {
-                    group.addTask { await self.serve(connection) }
+        defer {
+            if let boundSocket { UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity) }
+        }
+        do {
+            try await listener.executeThenClose { connections in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in connections {
+                        group.addTask { await self.serve(connection) }
+                    }
+                    group.cancelAll()
                 }
-                group.cancelAll()
             }
+        } catch is CancellationError {
+            // Being cancelled is how a server is told to stop; it is not a failure.
         }
     }
 
@@ -111,10 +134,17 @@ public final class VarlinkServer: Sendable {
             try channel.pipeline.syncOperations.addHandler(
                 ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize))
             )
-            let asyncChannel = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-            return (asyncChannel, peer)
+            return (channel, PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid))
         }
+    }
+
+    /// Wraps an accepted connection for async use and only then starts reading from it.
+    private static func wrap(_ channel: any Channel) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await channel.eventLoop.submit {
+            let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            try channel.syncOptions?.setOption(.autoRead, value: true)
+            return wrapped
+        }.get()
     }
 
     private func serve(_ connection: Connection) async {
@@ -122,13 +152,21 @@ public final class VarlinkServer: Sendable {
         logger[metadataKey: "peer_uid"] = "\(connection.peer.uid)"
         logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
         logger.debug("connection opened")
-        let channel = connection.channel.channel
+        let channel = connection.channel
+        let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            asyncChannel = try await Self.wrap(channel)
+        } catch {
+            logger.debug("connection closed before it was served", metadata: ["reason": "\(error)"])
+            channel.close(promise: nil)
+            return
+        }
         // While a streaming call runs, nothing reads the socket, so the peer hanging up is seen
         // through the channel closing, which cancels that call.
         let streamingCall = NIOLockedValueBox<Task<Void, any Error>?>(nil)
         channel.closeFuture.whenComplete { _ in streamingCall.withLockedValue { $0?.cancel() } }
         do {
-            try await connection.channel.executeThenClose { inbound, outbound in
+            try await asyncChannel.executeThenClose { inbound, outbound in
                 try await answerCalls(
                     inbound,
                     outbound,
