@@ -23,6 +23,7 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "SesameCore"),
+        .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
         .target(
             name: "SesameVarlink",
             dependencies: [
@@ -74,6 +75,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
         .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
         .testTarget(name: "SesameDaemonTests", dependencies: ["SesameDaemon", "SesameVarlink"]),
     ],

@@ -6,7 +6,7 @@ import SesameVarlink
 public struct SesameClient: Sendable {
     private let connection: VarlinkClient
 
-    /// The socket path the daemon path is at.
+    /// The socket path the daemon was reached at.
     public let socketPath: String
 
     private init(connection: VarlinkClient, socketPath: String) {
@@ -35,23 +35,62 @@ public struct SesameClient: Sendable {
 
     /// What the daemon says about itself and the interfaces it serves.
     public func serviceInfo() async throws -> ServiceInfo {
-        try await connection.call("org.varlink.service.GetInfo").decode(ServiceInfo.self)
+        try await call("org.varlink.service.GetInfo").decode(ServiceInfo.self)
     }
 
     /// The accounts the caller may see.
     public func accounts() async throws -> [Account] {
         struct Reply: Decodable { var accounts: [Account] }
-        return try await connection.call("io.sesame.Accounts.List").decode(Reply.self).accounts
+        return try await call("io.sesame.Accounts.List").decode(Reply.self).accounts
     }
 
-    /// Subscribes to events; the first element is always `.ready`, and the stream ends when the
-    /// daemon closes the connection.
-    public func events(accounts: [String]? = nil, kinds: [String]? = nil, since: UInt64? = nil) async throws
+    /// One account.
+    public func account(_ id: String) async throws -> Account {
+        try await call("io.sesame.Accounts.Get", ["account": .string(id)]).decode(AccountReply.self).account
+    }
+
+    /// Hands sesamed the tokens of a login the program did itself; returns the account.
+    public func importTokens(
+        provider: String,
+        subject: String,
+        displayName: String? = nil,
+        owner: UInt32? = nil,
+        tokens: ImportedTokens
+    ) async throws -> Account {
+        var parameters: [String: JSONValue] = [
+            "provider": .string(provider),
+            "subject": .string(subject),
+            "tokens": try JSONValue(encoding: tokens),
+        ]
+        if let displayName { parameters["displayName"] = .string(displayName) }
+        if let owner { parameters["owner"] = .int(Int64(owner)) }
+        return try await call("io.sesame.Accounts.ImportTokens", parameters).decode(AccountReply.self).account
+    }
+
+    /// A current access token for the account, refreshed by the daemon when needed.
+    public func accessToken(for account: String) async throws -> AccessToken {
+        try await call("io.sesame.Accounts.GetToken", ["account": .string(account)]).decode(AccessToken.self)
+    }
+
+    /// Ends the account's session; returns the account, now logged out.
+    @discardableResult
+    public func logout(_ account: String) async throws -> Account {
+        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(AccountReply.self).account
+    }
+
+    /// Deletes the account record.
+    public func remove(_ account: String) async throws {
+        _ = try await call("io.sesame.Accounts.Remove", ["account": .string(account)])
+    }
+
+    /// Subscribes to events. The first element is always `.ready`; with `since`, what was missed
+    /// follows (or a `.resync`); the stream ends when the daemon closes the connection.
+    public func events(accounts: [String]? = nil, kinds: [AuthEvent.Kind]? = nil, since: UInt64? = nil) async throws
         -> AsyncThrowingStream<SubscriptionUpdate, any Error>
     {
         var parameters: [String: JSONValue] = [:]
         if let accounts { parameters["accounts"] = .array(accounts.map { .string($0) }) }
-        if let kinds { parameters["kinds"] = .array(kinds.map { .string($0) }) }
+        if let kinds { parameters["kinds"] = .array(kinds.map { .string($0.rawValue) }) }
         if let since { parameters["since"] = .int(Int64(clamping: since)) }
         let replies = try await connection.stream("io.sesame.Events.Subscribe", parameters: parameters)
         return AsyncThrowingStream { continuation in
@@ -61,6 +100,8 @@ public struct SesameClient: Sendable {
                         if let update = try SubscriptionUpdate(reply) { continuation.yield(update) }
                     }
                     continuation.finish()
+                } catch let error as VarlinkError {
+                    continuation.finish(throwing: SesameError(error))
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -73,35 +114,14 @@ public struct SesameClient: Sendable {
     public func close() async {
         await connection.close()
     }
-}
 
-/// What `org.varlink.service.GetInfo` reports about the daemon.
-public struct ServiceInfo: Sendable, Decodable, Hashable {
-    /// Who makes the service.
-    public var vendor: String
-    /// The service's name.
-    public var product: String
-    /// The daemon's version.
-    public var version: String
-    /// Where to learn more.
-    public var url: String
-    /// Every interface the daemon serves.
-    public var interfaces: [String]
-}
-
-/// One reply of an event subscription.
-public enum SubscriptionUpdate: Sendable, Hashable {
-    /// The subscription is live: every event after `sequence` will arrive.
-    case ready(sequence: UInt64)
-
-    /// Reads a reply; nil for a kind of reply this version does not know, so older clients keep
-    /// working against newer daemons.
-    init?(_ reply: VarlinkReplyMessage) throws {
-        struct Ready: Decodable { var sequence: UInt64 }
-        if let ready = reply.parameters["ready"] {
-            self = .ready(sequence: try ready.decode(as: Ready.self).sequence)
-        } else {
-            return nil
+    private func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> VarlinkReplyMessage {
+        do {
+            return try await connection.call(method, parameters: parameters)
+        } catch let error as VarlinkError {
+            throw SesameError(error)
         }
     }
+
+    private struct AccountReply: Decodable { var account: Account }
 }

@@ -17,7 +17,10 @@ public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// sesamed put together: the account directory, the Varlink server and its interfaces, and the
+/// The engine as the daemon runs it: events are encoded once into Varlink replies.
+typealias DaemonEngine = SessionEngine<VarlinkReply>
+
+/// sesamed put together: the session engine, the Varlink server and its interfaces, and the
 /// systemd integration, run as one service group that SIGTERM drains.
 public struct Daemon: Sendable {
     /// The name systemd's socket unit gives the Varlink socket (`FileDescriptorName=`).
@@ -39,7 +42,18 @@ public struct Daemon: Sendable {
     /// after a graceful shutdown (SIGTERM or SIGINT).
     public func run() async throws {
         try Self.makeStateDirectory(configuration.stateDirectory)
-        let directory = AccountDirectory()
+        let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Until the encrypted store lands, sessions live in memory and end with the process.
+        let engine = DaemonEngine(
+            snapshot: SessionSnapshot(),
+            clock: SystemSessionClock(),
+            persistence: MemorySessionPersistence(),
+            policy: SessionPolicy(expiringMargin: configuration.expiringMargin),
+            queueLimit: configuration.subscriberQueueLimit,
+            historyLimit: configuration.eventHistoryLimit,
+            observer: StatusService.observer(logger: logger, changes: statusStale),
+            encode: EventReply.encode
+        )
         let endpoint: VarlinkEndpoint =
             if let socket = try SocketActivation.socket(named: Self.socketName) {
                 .inheritedSocket(descriptor: socket.descriptor)
@@ -57,12 +71,12 @@ public struct Daemon: Sendable {
                     url: ""
                 )
             ),
-            interfaces: Self.interfaces(directory: directory),
+            interfaces: Self.interfaces(engine: engine),
             logger: logger
         )
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
-        let status = await Self.status(directory: directory)
+        let status = await StatusService.status(of: engine)
         notifier.notify(.ready, .status(status))
 
         let file = configurationFile
@@ -70,13 +84,15 @@ public struct Daemon: Sendable {
         let logger = logger
         let services: [any Service] = [
             VarlinkService(server: server, notifier: notifier, logger: logger),
-            WatchdogService(notifier: notifier, directory: directory, logger: logger),
+            WatchdogService(notifier: notifier, engine: engine, logger: logger),
+            DeadlineService(engine: engine),
+            StatusService(engine: engine, changes: statusChanges, notifier: notifier),
             ReloadService(
                 hangups: hangups,
                 notifier: notifier,
                 reload: {
                     try Self.reload(file: file, running: running, logger: logger)
-                    return await Self.status(directory: directory)
+                    return await StatusService.status(of: engine)
                 },
                 logger: logger
             ),
@@ -92,24 +108,16 @@ public struct Daemon: Sendable {
         logger.info("stopped")
     }
 
-    static func interfaces(directory: AccountDirectory) -> [any VarlinkInterface] {
+    static func interfaces(engine: DaemonEngine) -> [any VarlinkInterface] {
         let descriptions = InterfaceDescriptions.byName
         return [
-            AccountsInterface(interfaceDescription: descriptions["io.sesame.Accounts"] ?? "", directory: directory),
-            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", directory: directory),
+            AccountsInterface(interfaceDescription: descriptions["io.sesame.Accounts"] ?? "", engine: engine),
+            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine),
             ErrorsOnlyInterface(
                 name: "io.sesame.Varlink",
                 interfaceDescription: descriptions["io.sesame.Varlink"] ?? ""
             ),
         ]
-    }
-
-    private static func status(directory: AccountDirectory) async -> String {
-        let counts = await directory.countsByState()
-        let total = counts.values.reduce(0, +)
-        let active = counts[.active, default: 0] + counts[.refreshing, default: 0]
-        let attention = counts[.expired, default: 0] + counts[.needsLogin, default: 0]
-        return "\(total) accounts: \(active) active, \(attention) need attention"
     }
 
     /// Re-reads the config file; settings that only take effect at start are reported, not applied.

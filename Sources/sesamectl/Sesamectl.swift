@@ -11,7 +11,7 @@ struct Sesamectl: AsyncParsableCommand {
         commandName: "sesamectl",
         abstract: "Show and control the login sessions sesamed owns.",
         version: SesameVersion.current,
-        subcommands: [Status.self, Watch.self]
+        subcommands: [Status.self, Accounts.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self]
     )
 }
 
@@ -22,6 +22,19 @@ struct GlobalOptions: ParsableArguments {
         help: "The daemon's socket (default: $SESAME_SOCKET, the user daemon's, or /run/sesame/io.sesame)."
     )
     var socket: String?
+
+    /// Connects, runs `body`, and closes the connection again.
+    func withClient<T>(_ body: (SesameClient) async throws -> T) async throws -> T {
+        let client = try await connect()
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
 
     /// Connects, turning "nothing listens there" into one sentence instead of an error dump.
     func connect() async throws -> SesameClient {
@@ -49,6 +62,7 @@ enum ExitFailure: Error, CustomStringConvertible {
     }
 
     /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 1 otherwise.
+    /// (`SesameError.exitCode` gives the codes of the daemon's own answers.)
     var exitCode: Int32 {
         switch self {
         case .notRunning: 3
@@ -65,6 +79,9 @@ extension AsyncParsableCommand {
         } catch let failure as ExitFailure {
             printError(failure.description)
             throw ExitCode(failure.exitCode)
+        } catch let error as SesameError {
+            printError("sesamed: \(error).")
+            throw ExitCode(error.exitCode)
         } catch let error as VarlinkError {
             printError("sesamed answered: \(error)")
             throw ExitCode.failure
@@ -83,4 +100,17 @@ func printError(_ line: String) {
 /// Writes one line to standard output and flushes it, so pipes see each line as it happens.
 func printLine(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+extension SesameError {
+    /// 4: no such account; 5: the session needs a new login; 6: the token expired and cannot be
+    /// refreshed now; 1: anything else. Scripts can tell "log in again" from "try later".
+    var exitCode: Int32 {
+        switch self {
+        case .session(.noSuchAccount): 4
+        case .session(.needsLogin): 5
+        case .session(.tokenExpired), .session(.refreshFailed): 6
+        default: 1
+        }
+    }
 }

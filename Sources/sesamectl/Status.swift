@@ -13,15 +13,13 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let client = try await options.connect()
-            let info = try await client.serviceInfo()
-            let accounts = try await client.accounts()
-            await client.close()
-            printLine("\(info.product) \(info.version) on \(client.socketPath)")
+            let (info, accounts, socketPath) = try await options.withClient { client in
+                (try await client.serviceInfo(), try await client.accounts(), client.socketPath)
+            }
+            printLine("\(info.product) \(info.version) on \(socketPath)")
             printLine("accounts: \(accounts.count)")
             for account in accounts {
-                let name = account.displayName ?? account.subject
-                printLine("  \(account.id)  \(account.provider)  \(name)  \(account.state.rawValue)")
+                printLine("  " + Formatting.accountLine(account))
             }
         }
     }

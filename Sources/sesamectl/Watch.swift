@@ -1,33 +1,45 @@
 import ArgumentParser
 import Foundation
 import SesameClient
+import SesameCore
 import SesameVarlink
 
 /// `sesamectl watch`: prints events as they happen, one line each.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print session events as they happen, one line each.",
-        discussion: "The first line says from which sequence number on events are shown."
+        discussion: """
+            The first line says from which sequence number on events are shown. With --since, the \
+            events after that number come first, or a resync with every account when they are no \
+            longer kept.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(name: .long, help: "Print each event as one JSON object per line.")
+    @Flag(name: .long, help: "Print each reply as one JSON object per line.")
     var json = false
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Only events of these accounts.")
+    @Option(name: .long, help: "Only events of this account (repeatable).")
     var account: [String] = []
 
-    @Option(name: .long, help: "Replay events after this sequence number first.")
+    @Option(name: .long, help: "Only events of this kind (repeatable): loggedIn, expiring, expired, ...")
+    var kind: [AuthEvent.Kind] = []
+
+    @Option(name: .long, help: "Replay the events after this sequence number first.")
     var since: UInt64?
 
     func run() async throws {
         try await reportingFailures {
             let client = try await options.connect()
-            let updates = try await client.events(accounts: account.isEmpty ? nil : account, since: since)
+            let updates = try await client.events(
+                accounts: account.isEmpty ? nil : account,
+                kinds: kind.isEmpty ? nil : kind,
+                since: since
+            )
             do {
                 for try await update in updates {
-                    printLine(json ? update.jsonLine : update.textLine)
+                    printLine(json ? try update.jsonLine() : update.textLine)
                 }
             } catch VarlinkClientError.connectionClosed {
                 // Falls through to the same message as a stream that ended without an error.
@@ -37,16 +49,38 @@ struct Watch: AsyncParsableCommand {
     }
 }
 
+extension AuthEvent.Kind: ExpressibleByArgument {}
+
 extension SubscriptionUpdate {
     var textLine: String {
         switch self {
-        case .ready(let sequence): "ready sequence=\(sequence)"
+        case .ready(let sequence):
+            return "ready sequence=\(sequence)"
+        case .resync(let sequence, let accounts):
+            let states = accounts.map { "\($0.id)=\($0.state.rawValue)" }.joined(separator: " ")
+            return "resync sequence=\(sequence) accounts=\(accounts.count)\(states.isEmpty ? "" : " ")\(states)"
+        case .event(let event):
+            var line = "\(event.sequence) \(Formatting.time(event.time)) \(event.kind.rawValue) \(event.account)"
+            line += " provider=\(event.provider) state=\(event.state.rawValue)"
+            if let expiry = event.accessTokenExpiresAt { line += " expires=\(Formatting.time(expiry))" }
+            if let reason = event.reason { line += " reason=\(reason.rawValue)" }
+            if let retry = event.retryAt { line += " retry=\(Formatting.time(retry))" }
+            return line
         }
     }
 
-    var jsonLine: String {
+    func jsonLine() throws -> String {
         switch self {
-        case .ready(let sequence): #"{"ready":{"sequence":\#(sequence)}}"#
+        case .ready(let sequence):
+            return try Formatting.json(["ready": ["sequence": sequence]])
+        case .event(let event):
+            return try Formatting.json(["event": event])
+        case .resync(let sequence, let accounts):
+            struct Resync: Encodable {
+                var sequence: UInt64
+                var accounts: [Account]
+            }
+            return try Formatting.json(["resync": Resync(sequence: sequence, accounts: accounts)])
         }
     }
 }

@@ -44,6 +44,13 @@ import Testing
 
             [limits]
             max_message_size = 65536
+
+            [sessions]
+            expiring_margin = 5
+
+            [events]
+            queue_limit = 16
+            history_limit = 0
             """
         let configuration = try ConfigurationFile.parse(text, path: "t.toml", onto: base)
         #expect(
@@ -53,7 +60,10 @@ import Testing
                     socketMode: 0o660,
                     stateDirectory: "/tmp/state",
                     maximumMessageSize: 65536,
-                    logLevel: .debug
+                    logLevel: .debug,
+                    expiringMargin: .seconds(5),
+                    subscriberQueueLimit: 16,
+                    eventHistoryLimit: 0
                 )
         )
     }
@@ -87,6 +97,11 @@ import Testing
             "[limits]\nmax_message_size = 10",
             .invalidValue(path: "t.toml", key: "limits.max_message_size", reason: "must be between 1024 and 67108864")
         ),
+        (
+            "[events]\nqueue_limit = 0",
+            .invalidValue(path: "t.toml", key: "events.queue_limit", reason: "must be between 1 and 65536")
+        ),
+        ("[sessions]\nmargin = 1", .unknownKey(path: "t.toml", key: "sessions.margin")),
         (
             "[daemon]\nlog_level = \"loud\"",
             .invalidValue(

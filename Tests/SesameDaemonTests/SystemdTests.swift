@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SesameCore
 import Testing
 
 @testable import SesameDaemon
@@ -25,10 +26,19 @@ import Testing
     }
 
     @Test func everyPublishedInterfaceIsServed() {
-        let served = Set(Daemon.interfaces(directory: .init()).map(\.name))
+        let served = Set(Daemon.interfaces(engine: testEngine()).map(\.name))
         #expect(served == Set(InterfaceDescriptions.byName.keys))
-        for interface in Daemon.interfaces(directory: .init()) {
+        for interface in Daemon.interfaces(engine: testEngine()) {
             #expect(interface.interfaceDescription.contains("interface \(interface.name)\n"))
         }
     }
+}
+
+private func testEngine() -> DaemonEngine {
+    DaemonEngine(
+        snapshot: SessionSnapshot(),
+        clock: SystemSessionClock(),
+        persistence: MemorySessionPersistence(),
+        encode: EventReply.encode
+    )
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One login session the daemon owns, without any token material: safe to show to anyone who
 /// may observe the account.
 public struct Account: Sendable, Codable, Hashable, Identifiable {
@@ -15,9 +17,18 @@ public struct Account: Sendable, Codable, Hashable, Identifiable {
     public var scopes: [String]
     /// Where the session stands.
     public var state: SessionState
+    /// When the current access token expires, if known.
+    public var accessTokenExpiresAt: Date?
+    /// When the current refresh token expires, if known.
+    public var refreshTokenExpiresAt: Date?
+    /// When the account was first created.
+    public var createdAt: Date
+    /// When the account last changed.
+    public var updatedAt: Date
 
     private enum CodingKeys: String, CodingKey {
         case id, provider, subject, displayName, scopes, state
+        case accessTokenExpiresAt, refreshTokenExpiresAt, createdAt, updatedAt
         case ownerUID = "owner"
     }
 
@@ -29,7 +40,11 @@ public struct Account: Sendable, Codable, Hashable, Identifiable {
         subject: String,
         displayName: String? = nil,
         scopes: [String] = [],
-        state: SessionState
+        state: SessionState,
+        accessTokenExpiresAt: Date? = nil,
+        refreshTokenExpiresAt: Date? = nil,
+        createdAt: Date,
+        updatedAt: Date? = nil
     ) {
         self.id = id
         self.provider = provider
@@ -38,5 +53,9 @@ public struct Account: Sendable, Codable, Hashable, Identifiable {
         self.displayName = displayName
         self.scopes = scopes
         self.state = state
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.refreshTokenExpiresAt = refreshTokenExpiresAt
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
     }
 }

@@ -67,6 +67,35 @@ public enum ConfigurationFile {
                     }
                     return true
                 }
+            case "sessions":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    switch key {
+                    case "expiring_margin":
+                        let seconds = try reader.integer(value, key: "sessions.expiring_margin", in: 0...86400)
+                        configuration.expiringMargin = .seconds(seconds)
+                    default: return false
+                    }
+                    return true
+                }
+            case "events":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    switch key {
+                    case "queue_limit":
+                        configuration.subscriberQueueLimit = try reader.integer(
+                            value,
+                            key: "events.queue_limit",
+                            in: 1...65536
+                        )
+                    case "history_limit":
+                        configuration.eventHistoryLimit = try reader.integer(
+                            value,
+                            key: "events.history_limit",
+                            in: 0...1_000_000
+                        )
+                    default: return false
+                    }
+                    return true
+                }
             default:
                 throw .unknownKey(path: path, key: tableName)
             }
@@ -112,7 +141,7 @@ private struct Reader {
     let path: String
 
     func unknownOrScalar(_ key: String) -> ConfigurationError {
-        ["daemon", "limits"].contains(key)
+        ["daemon", "limits", "sessions", "events"].contains(key)
             ? .wrongType(path: path, key: key, expected: "a table ([\(key)])")
             : .unknownKey(path: path, key: key)
     }

@@ -13,6 +13,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maximumMessageSize: Int
     /// The least severe log level written.
     public var logLevel: Logger.Level
+    /// How long before an access token expires `expiring` is announced.
+    public var expiringMargin: Duration
+    /// How many undelivered events one subscriber may have before it is cut off with `Lagged`.
+    public var subscriberQueueLimit: Int
+    /// How many recent events are kept for subscribers that resume with `since`.
+    public var eventHistoryLimit: Int
 
     /// Creates a configuration from its parts.
     public init(
@@ -20,13 +26,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
         socketMode: UInt32 = 0o666,
         stateDirectory: String,
         maximumMessageSize: Int = 1 << 20,
-        logLevel: Logger.Level = .info
+        logLevel: Logger.Level = .info,
+        expiringMargin: Duration = .seconds(60),
+        subscriberQueueLimit: Int = 1024,
+        eventHistoryLimit: Int = 4096
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
         self.stateDirectory = stateDirectory
         self.maximumMessageSize = maximumMessageSize
         self.logLevel = logLevel
+        self.expiringMargin = expiringMargin
+        self.subscriberQueueLimit = subscriberQueueLimit
+        self.eventHistoryLimit = eventHistoryLimit
     }
 
     /// The built-in defaults: system paths for root, the XDG directories for anyone else, and the

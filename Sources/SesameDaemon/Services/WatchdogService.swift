@@ -5,10 +5,10 @@ import ServiceLifecycle
 import SesameCore
 
 /// Sends `WATCHDOG=1` at half the interval systemd asked for, but only after the event loops that
-/// serve clients and the account actor have each answered, so a wedged daemon gets restarted.
+/// serve clients and the session engine have each answered, so a wedged daemon gets restarted.
 struct WatchdogService: Service {
     let notifier: SystemdNotifier
-    let directory: AccountDirectory
+    let engine: DaemonEngine
     let logger: Logger
 
     func run() async throws {
@@ -20,7 +20,7 @@ struct WatchdogService: Service {
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Self.loopsAnswer()
-                _ = await directory.currentSequence
+                _ = await engine.currentSequence
                 notifier.notify(.watchdog)
                 try await Task.sleep(for: interval / 2)
             }

@@ -5,7 +5,7 @@ import SesameVarlink
 struct EventsInterface: VarlinkInterface {
     let name = "io.sesame.Events"
     let interfaceDescription: String
-    let directory: AccountDirectory
+    let engine: DaemonEngine
 
     private struct SubscribeParameters: Decodable {
         var accounts: [String]?
@@ -13,25 +13,70 @@ struct EventsInterface: VarlinkInterface {
         var since: UInt64?
     }
 
-    private struct Ready: Encodable {
-        var ready: Marker
-        struct Marker: Encodable { var sequence: UInt64 }
+    private struct ReadyReply: Encodable {
+        struct Ready: Encodable { var sequence: UInt64 }
+        var ready: Ready
+    }
+
+    private struct ResyncReply: Encodable {
+        struct Resync: Encodable {
+            var sequence: UInt64
+            var accounts: [Account]
+        }
+        var resync: Resync
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        switch call.methodName {
-        case "Subscribe":
-            guard call.more else { throw VarlinkError.expectedMore }
-            _ = try call.decodeParameters(SubscribeParameters.self)
-            try await context.send(VarlinkReply(Ready(ready: .init(sequence: await directory.currentSequence))))
-            // Nothing produces events yet; the subscription stays open until the peer hangs up or
-            // the daemon stops, both of which cancel this task and so end the stream's iteration.
-            let (untilCancelled, keepOpen) = AsyncStream<Never>.makeStream()
-            for await _ in untilCancelled {}
-            keepOpen.finish()
-            throw CancellationError()
-        default:
-            throw VarlinkError.methodNotFound(call.method)
+        guard call.methodName == "Subscribe" else { throw VarlinkError.methodNotFound(call.method) }
+        guard call.more else { throw VarlinkError.expectedMore }
+        let parameters = try call.decodeParameters(SubscribeParameters.self)
+        let kinds = try parameters.kinds.map { names throws(VarlinkError) in
+            Set(
+                try names.map { name throws(VarlinkError) in
+                    guard let kind = AuthEvent.Kind(rawValue: name) else { throw .invalidParameter("kinds") }
+                    return kind
+                }
+            )
         }
+        let filter = EventFilter(
+            accounts: parameters.accounts.map(Set.init),
+            kinds: kinds,
+            owners: Caller(peer: context.peer).visibleOwners
+        )
+        let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
+        defer { subscription.cancel() }
+        try await context.send(VarlinkReply(ReadyReply(ready: .init(sequence: current))))
+        switch backlog {
+        case .upToDate:
+            break
+        case .replay(let missed):
+            for event in missed { try await context.send(event) }
+        case .resync:
+            try await context.send(VarlinkReply(ResyncReply(resync: .init(sequence: current, accounts: accounts))))
+        }
+        do {
+            for try await event in subscription {
+                try await context.send(event)
+            }
+        } catch let lagged as SubscriberLagged {
+            context.logger.notice(
+                "subscriber fell behind and was cut off",
+                metadata: ["queue_limit": "\(lagged.queueLimit)"]
+            )
+            throw VarlinkError("io.sesame.Events.Lagged", parameters: ["queueLimit": .int(Int64(lagged.queueLimit))])
+        }
+        // The subscription only ends without an error when it is cancelled: the peer left or the
+        // daemon is stopping, and nobody is there to read a final reply.
+        throw CancellationError()
+    }
+}
+
+/// How one event goes on the wire: encoded once, sent to every subscriber as is.
+struct EventReply: Encodable {
+    var event: AuthEvent
+
+    static func encode(_ event: AuthEvent) -> VarlinkReply {
+        // An AuthEvent is strings, numbers and dates; encoding it cannot fail.
+        (try? VarlinkReply(EventReply(event: event))) ?? .empty
     }
 }

@@ -1,0 +1,140 @@
+import Foundation
+import SesameCore
+import SesameVarlink
+
+/// What `org.varlink.service.GetInfo` reports about the daemon.
+public struct ServiceInfo: Sendable, Decodable, Hashable {
+    /// Who makes the service.
+    public var vendor: String
+    /// The service's name.
+    public var product: String
+    /// The daemon's version.
+    public var version: String
+    /// Where to learn more.
+    public var url: String
+    /// Every interface the daemon serves.
+    public var interfaces: [String]
+}
+
+/// Tokens a program obtained itself, as it hands them to `importTokens`.
+public struct ImportedTokens: Sendable, Codable, Hashable {
+    /// The access token.
+    public var accessToken: String
+    /// The refresh token, if the provider issued one.
+    public var refreshToken: String?
+    /// The OpenID Connect ID token, if any.
+    public var idToken: String?
+    /// Usually `Bearer`.
+    public var tokenType: String?
+    /// Seconds until the access token expires.
+    public var expiresIn: Int?
+    /// Seconds until the refresh token expires.
+    public var refreshExpiresIn: Int?
+    /// The granted scopes.
+    public var scopes: [String]?
+
+    /// Creates the tokens to import.
+    public init(
+        accessToken: String,
+        refreshToken: String? = nil,
+        idToken: String? = nil,
+        tokenType: String? = nil,
+        expiresIn: Int? = nil,
+        refreshExpiresIn: Int? = nil,
+        scopes: [String]? = nil
+    ) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.refreshExpiresIn = refreshExpiresIn
+        self.scopes = scopes
+    }
+}
+
+/// An access token as `GetToken` hands it out.
+public struct AccessToken: Sendable, Decodable, Hashable, CustomStringConvertible {
+    /// The token to send to the API.
+    public var accessToken: String
+    /// How to present it, usually `Bearer`.
+    public var tokenType: String
+    /// When it expires, if known.
+    public var expiresAt: Date?
+
+    /// Describes the token without showing it.
+    public var description: String { "AccessToken(\(tokenType), expires \(expiresAt.map { "\($0)" } ?? "unknown"))" }
+}
+
+/// One reply of an event subscription.
+public enum SubscriptionUpdate: Sendable, Hashable {
+    /// The subscription is live: every event after `sequence` will arrive.
+    case ready(sequence: UInt64)
+    /// One change to a session.
+    case event(AuthEvent)
+    /// The full current state, sent when the missed events are no longer kept.
+    case resync(sequence: UInt64, accounts: [Account])
+
+    /// Reads a reply; nil for a kind of reply this version does not know, so older clients keep
+    /// working against newer daemons.
+    init?(_ reply: VarlinkReplyMessage) throws {
+        struct Ready: Decodable { var sequence: UInt64 }
+        struct Resync: Decodable {
+            var sequence: UInt64
+            var accounts: [Account]
+        }
+        if let ready = reply.parameters["ready"] {
+            self = .ready(sequence: try ready.decode(as: Ready.self).sequence)
+        } else if let event = reply.parameters["event"] {
+            self = .event(try event.decode(as: AuthEvent.self))
+        } else if let resync = reply.parameters["resync"] {
+            let decoded = try resync.decode(as: Resync.self)
+            self = .resync(sequence: decoded.sequence, accounts: decoded.accounts)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// A named error sesamed answered with.
+public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// An error of the session engine: no such account, needs login, expired, refresh failed, ….
+    case session(SessionError)
+    /// The subscriber fell behind and was cut off.
+    case lagged(queueLimit: Int)
+    /// The caller may not do this.
+    case permissionDenied
+    /// Any other error reply.
+    case other(VarlinkError)
+
+    /// Reads a Varlink error reply.
+    public init(_ error: VarlinkError) {
+        let account = error.parameters["account"]?.stringValue ?? ""
+        let reason = error.parameters["reason"]?.stringValue ?? ""
+        switch error.name {
+        case "io.sesame.Accounts.NoSuchAccount": self = .session(.noSuchAccount(account))
+        case "io.sesame.Accounts.NeedsLogin": self = .session(.needsLogin(account))
+        case "io.sesame.Accounts.TokenExpired": self = .session(.tokenExpired(account))
+        case "io.sesame.Accounts.RefreshFailed": self = .session(.refreshFailed(account: account, reason: reason))
+        case "io.sesame.Accounts.InvalidTokens": self = .session(.invalidTokens(reason))
+        case "io.sesame.Accounts.StoreFailed": self = .session(.storeFailed("see the daemon's log"))
+        case "io.sesame.Events.Lagged":
+            guard case .int(let limit)? = error.parameters["queueLimit"] else {
+                self = .other(error)
+                return
+            }
+            self = .lagged(queueLimit: Int(limit))
+        case "org.varlink.service.PermissionDenied": self = .permissionDenied
+        default: self = .other(error)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .session(let error): "\(error)"
+        case .lagged(let limit): "fell more than \(limit) events behind and was cut off"
+        case .permissionDenied: "permission denied"
+        case .other(let error): "\(error)"
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// What an app hands over when it imports a session it logged in itself.
+public struct ImportedSession: Sendable {
+    /// The configured provider name.
+    public var provider: String
+    /// The provider's subject identifier for the person.
+    public var subject: String
+    /// A name to show people.
+    public var displayName: String?
+    /// The uid that will own the account.
+    public var owner: UInt32
+    /// The tokens.
+    public var tokens: TokenSet
+
+    /// Creates an import request.
+    public init(provider: String, subject: String, displayName: String? = nil, owner: UInt32, tokens: TokenSet) {
+        self.provider = provider
+        self.subject = subject
+        self.displayName = displayName
+        self.owner = owner
+        self.tokens = tokens
+    }
+}
+
+extension SessionEngine {
+    /// Creates an account from tokens obtained elsewhere, or renews the owner's existing account
+    /// for the same provider and subject; announces `loggedIn`.
+    public func importSession(_ session: ImportedSession) throws(SessionError) -> Account {
+        try Self.validate(session)
+        let now = clock.now
+        let existing = accounts.values.first {
+            $0.account.provider == session.provider && $0.account.subject == session.subject
+                && $0.account.ownerUID == session.owner
+        }
+        var account =
+            existing?.account
+            ?? Account(
+                id: makeAccountID(provider: session.provider),
+                provider: session.provider,
+                ownerUID: session.owner,
+                subject: session.subject,
+                state: .active,
+                createdAt: now
+            )
+        account.displayName = session.displayName ?? account.displayName
+        account.scopes = session.tokens.scopes
+        account.state = .active
+        account.accessTokenExpiresAt = session.tokens.accessTokenExpiresAt
+        account.refreshTokenExpiresAt = session.tokens.refreshTokenExpiresAt
+        account.updatedAt = now
+        let stored = StoredAccount(account: account, tokens: session.tokens)
+        try commit([account.id: stored], announcing: [Announcement(kind: .loggedIn, account: account.id)])
+        return account
+    }
+
+    /// Ends the session locally: tokens are wiped, the account stays as `loggedOut`, and
+    /// `loggedOut` is announced with `reason`.
+    public func logout(
+        _ id: String,
+        reason: AuthEvent.LogoutReason = .user,
+        revokedRemotely: Bool? = nil
+    ) throws(SessionError) -> Account {
+        guard var stored = accounts[id] else { throw .noSuchAccount(id) }
+        try transition(&stored, to: .loggedOut)
+        stored.tokens = nil
+        stored.expiringAnnounced = false
+        stored.account.accessTokenExpiresAt = nil
+        stored.account.refreshTokenExpiresAt = nil
+        refreshes[id]?.cancel()
+        try commit(
+            [id: stored],
+            announcing: [Announcement(kind: .loggedOut, account: id, reason: reason, revokedRemotely: revokedRemotely)]
+        )
+        return stored.account
+    }
+
+    /// Deletes the account record (logged out or not); announces `accountRemoved`.
+    public func remove(_ id: String) throws(SessionError) {
+        guard accounts[id] != nil else { throw .noSuchAccount(id) }
+        refreshes[id]?.cancel()
+        try commit([id: nil], announcing: [Announcement(kind: .accountRemoved, account: id)])
+    }
+
+    private func makeAccountID(provider: String) -> String {
+        while true {
+            let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            let id = "\(provider)-\(String(repeating: "0", count: 8 - suffix.count))\(suffix)"
+            if accounts[id] == nil { return id }
+        }
+    }
+
+    private static func validate(_ session: ImportedSession) throws(SessionError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+        guard !session.provider.isEmpty, session.provider.count <= 64, session.provider.allSatisfy(allowed.contains)
+        else {
+            throw .invalidTokens("provider must be 1 to 64 of a-z, 0-9, '-', '_', '.'")
+        }
+        guard !session.subject.isEmpty, session.subject.utf8.count <= 1024 else {
+            throw .invalidTokens("subject must be 1 to 1024 bytes")
+        }
+        guard !session.tokens.accessToken.isEmpty, session.tokens.accessToken.utf8.count <= 65536 else {
+            throw .invalidTokens("access token must be 1 to 65536 bytes")
+        }
+        if let refresh = session.tokens.refreshToken, refresh.isEmpty || refresh.utf8.count > 65536 {
+            throw .invalidTokens("refresh token must be 1 to 65536 bytes")
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+extension SessionEngine {
+    /// The earliest wall-clock time at which some account's state must change by itself.
+    public func nextDeadline() -> Date? {
+        accounts.values.compactMap(deadline(of:)).min()
+    }
+
+    /// Announces every deadline that has passed by the wall clock now: `expiring`, `expired`,
+    /// and `needsLogin` once a refresh token runs out. Returns how many events went out.
+    @discardableResult
+    public func fireDueDeadlines() -> Int {
+        let now = clock.now
+        var fired = 0
+        for id in accounts.keys.sorted() {
+            guard var stored = accounts[id], let tokens = stored.tokens else { continue }
+            var announcements: [Announcement] = []
+            if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt, end <= now {
+                stored.account.state = .needsLogin
+                announcements.append(Announcement(kind: .needsLogin, account: id))
+            } else if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {
+                if !stored.expiringAnnounced && expiry.addingTimeInterval(-policy.expiringMargin.timeInterval) <= now {
+                    stored.expiringAnnounced = true
+                    announcements.append(Announcement(kind: .expiring, account: id))
+                }
+                if expiry <= now {
+                    stored.account.state = .expired
+                    announcements.append(Announcement(kind: .expired, account: id))
+                }
+            }
+            guard !announcements.isEmpty else { continue }
+            stored.account.updatedAt = now
+            // A failed save is retried at the next check; the deadline is still due then.
+            if (try? commit([id: stored], announcing: announcements)) != nil {
+                fired += announcements.count
+            }
+        }
+        return fired
+    }
+
+    /// Fires deadlines as they pass until the task is cancelled. It sleeps on the monotonic
+    /// clock in steps of at most `wallClockCheckInterval` and decides by the wall clock, so a
+    /// deadline passed during suspend, or skipped over by a clock jump, fires within one step.
+    public func runDeadlines() async {
+        guard let changeStream else { return }
+        self.changeStream = nil
+        var changes = changeStream.makeAsyncIterator()
+        while !Task.isCancelled {
+            fireDueDeadlines()
+            if let next = nextDeadline() {
+                let remaining = max(next.timeIntervalSince(clock.now), 0.001)
+                let step = min(remaining, policy.wallClockCheckInterval.timeInterval)
+                do {
+                    try await clock.sleep(for: .milliseconds(Int64((step * 1000).rounded(.up))))
+                } catch {
+                    return
+                }
+            } else if await changes.next() == nil {
+                return
+            }
+        }
+    }
+
+    private func deadline(of stored: StoredAccount) -> Date? {
+        guard let tokens = stored.tokens else { return nil }
+        var candidates: [Date] = []
+        if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt {
+            candidates.append(end)
+        }
+        if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {
+            candidates.append(
+                stored.expiringAnnounced ? expiry : expiry.addingTimeInterval(-policy.expiringMargin.timeInterval)
+            )
+        }
+        return candidates.min()
+    }
+}

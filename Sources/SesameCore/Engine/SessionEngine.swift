@@ -1,0 +1,151 @@
+import Foundation
+
+/// The single source of truth for every account: all changes go through this actor, each is
+/// persisted first and announced second, with a sequence number that keeps growing.
+///
+/// `Payload` is what the event registry hands subscribers: the daemon encodes each event once
+/// into wire bytes; tests use the events themselves.
+public actor SessionEngine<Payload: Sendable> {
+    let clock: any SessionClock
+    let persistence: any SessionPersistence
+    let refresher: any TokenRefresher
+    let policy: SessionPolicy
+    /// Subscribers of this engine's events.
+    public nonisolated let registry: EventRegistry<Payload>
+    /// Sees every event right after it is published, for logs and status lines.
+    let observer: (@Sendable (AuthEvent) -> Void)?
+
+    var accounts: [String: StoredAccount]
+    var lastSequence: UInt64
+    var refreshes: [String: Task<TokenSet, any Error>] = [:]
+    /// Wakes the deadline loop when a change may have added an earlier deadline.
+    let changes: AsyncStream<Void>.Continuation
+    var changeStream: AsyncStream<Void>?
+
+    /// Creates an engine that starts from `snapshot`.
+    public init(
+        snapshot: SessionSnapshot,
+        clock: any SessionClock,
+        persistence: any SessionPersistence,
+        refresher: any TokenRefresher = NoTokenRefresher(),
+        policy: SessionPolicy = SessionPolicy(),
+        queueLimit: Int = 1024,
+        historyLimit: Int = 4096,
+        observer: (@Sendable (AuthEvent) -> Void)? = nil,
+        encode: @escaping @Sendable (AuthEvent) -> Payload
+    ) {
+        self.observer = observer
+        self.clock = clock
+        self.persistence = persistence
+        self.refresher = refresher
+        self.policy = policy
+        self.registry = EventRegistry(
+            queueLimit: queueLimit,
+            historyLimit: historyLimit,
+            lastSequenceBeforeStart: snapshot.lastSequence,
+            encode: encode
+        )
+        var accounts: [String: StoredAccount] = [:]
+        for var stored in snapshot.accounts {
+            // A refresh cannot survive a restart; the account is where it was before it began.
+            if stored.account.state == .refreshing {
+                let expired = stored.tokens?.accessTokenHasExpired(at: clock.now) ?? true
+                stored.account.state = expired ? .expired : .active
+            }
+            accounts[stored.account.id] = stored
+        }
+        self.accounts = accounts
+        self.lastSequence = snapshot.lastSequence
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.changes = continuation
+        self.changeStream = stream
+    }
+
+    /// Every account, ordered by id.
+    public func list() -> [Account] {
+        accounts.values.map(\.account).sorted { $0.id < $1.id }
+    }
+
+    /// The account with this id.
+    public func account(_ id: String) throws(SessionError) -> Account {
+        guard let stored = accounts[id] else { throw .noSuchAccount(id) }
+        return stored.account
+    }
+
+    /// The sequence number of the last event announced.
+    public var currentSequence: UInt64 { lastSequence }
+
+    /// Subscribes to events. The reply order a subscriber should see is: `ready` at `current`,
+    /// then the backlog (replayed events, or a resync with `accounts`), then the subscription.
+    public func subscribe(filter: EventFilter, since: UInt64?) -> (
+        subscription: Subscription<Payload>,
+        backlog: EventRegistry<Payload>.Backlog,
+        current: UInt64,
+        accounts: [Account]
+    ) {
+        let (subscription, backlog) = registry.subscribe(filter: filter, since: since, current: lastSequence)
+        let visible: [Account]
+        if case .resync = backlog {
+            visible = list().filter(filter.matches)
+        } else {
+            visible = []
+        }
+        return (subscription, backlog, lastSequence, visible)
+    }
+
+    /// One event the commit announces once the change is saved.
+    struct Announcement {
+        var kind: AuthEvent.Kind
+        var account: String
+        var reason: AuthEvent.LogoutReason? = nil
+        var retryAt: Date? = nil
+        var revokedRemotely: Bool? = nil
+    }
+
+    /// Applies `changes` (nil removes an account), saves the result, and only then makes it the
+    /// engine's state and announces `announcements`. If saving fails nothing changes.
+    func commit(_ changes: [String: StoredAccount?], announcing announcements: [Announcement]) throws(SessionError) {
+        var next = accounts
+        for (id, change) in changes { next[id] = change }
+        let nextSequence = lastSequence + UInt64(announcements.count)
+        // Unordered on purpose: this runs on every change, and a store that wants order can sort.
+        let snapshot = SessionSnapshot(accounts: Array(next.values), lastSequence: nextSequence)
+        do {
+            try persistence.save(snapshot)
+        } catch {
+            throw .storeFailed("\(error)")
+        }
+        let previous = accounts
+        accounts = next
+        let now = clock.now
+        for announcement in announcements {
+            lastSequence += 1
+            guard let subject = next[announcement.account]?.account ?? previous[announcement.account]?.account else {
+                continue
+            }
+            let event = AuthEvent(
+                sequence: lastSequence,
+                time: now,
+                kind: announcement.kind,
+                account: subject,
+                reason: announcement.reason,
+                retryAt: announcement.retryAt,
+                revokedRemotely: announcement.revokedRemotely
+            )
+            registry.publish(event)
+            observer?(event)
+        }
+        self.changes.yield()
+    }
+
+    /// Moves `stored` to `state`, or refuses if the state machine does not allow it.
+    func transition(_ stored: inout StoredAccount, to state: SessionState) throws(SessionError) {
+        guard stored.account.state.allows(state) else {
+            throw .illegalTransition(
+                IllegalTransition(account: stored.account.id, from: stored.account.state, to: state)
+            )
+        }
+        stored.account.state = state
+        stored.account.updatedAt = clock.now
+    }
+}

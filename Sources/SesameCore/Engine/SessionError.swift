@@ -1,0 +1,29 @@
+/// Why an engine command was refused. Each maps to one named Varlink error; none carries tokens.
+public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No account with this id exists (or the caller may not see it).
+    case noSuchAccount(String)
+    /// The session cannot give tokens until someone logs in again.
+    case needsLogin(String)
+    /// The access token has expired and cannot be refreshed right now.
+    case tokenExpired(String)
+    /// A refresh failed for a reason that may pass.
+    case refreshFailed(account: String, reason: String)
+    /// The tokens or account details handed in are not acceptable.
+    case invalidTokens(String)
+    /// The change could not be persisted, so it was not made.
+    case storeFailed(String)
+    /// The state machine does not allow this change.
+    case illegalTransition(IllegalTransition)
+
+    public var description: String {
+        switch self {
+        case .noSuchAccount(let id): "no account \(id)"
+        case .needsLogin(let id): "account \(id) needs a new login"
+        case .tokenExpired(let id): "the access token of \(id) has expired and cannot be refreshed now"
+        case .refreshFailed(let id, let reason): "refreshing \(id) failed: \(reason)"
+        case .invalidTokens(let reason): "invalid tokens: \(reason)"
+        case .storeFailed(let reason): "the change could not be saved: \(reason)"
+        case .illegalTransition(let transition): "\(transition)"
+        }
+    }
+}

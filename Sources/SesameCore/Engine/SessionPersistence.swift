@@ -1,0 +1,59 @@
+import Synchronization
+
+/// Everything the engine must get back after a restart: the accounts with their tokens, and the
+/// last event sequence number, so numbers keep growing.
+public struct SessionSnapshot: Sendable, Codable, Hashable {
+    /// Every account with its tokens.
+    public var accounts: [StoredAccount]
+    /// The sequence number of the last event announced.
+    public var lastSequence: UInt64
+
+    /// Creates a snapshot.
+    public init(accounts: [StoredAccount] = [], lastSequence: UInt64 = 0) {
+        self.accounts = accounts
+        self.lastSequence = lastSequence
+    }
+}
+
+/// One account as persisted: the public record, its tokens, and timer bookkeeping.
+public struct StoredAccount: Sendable, Codable, Hashable {
+    /// The account's public record.
+    public var account: Account
+    /// Its tokens; nil once logged out.
+    public var tokens: TokenSet?
+    /// Whether `expiring` was already announced for the current access token.
+    public var expiringAnnounced: Bool
+
+    /// Creates a stored account.
+    public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false) {
+        self.account = account
+        self.tokens = tokens
+        self.expiringAnnounced = expiringAnnounced
+    }
+}
+
+/// Where the engine durably records its state. `save` returns only once the snapshot would
+/// survive a crash; the engine announces a change only after that, and a failing save leaves
+/// the change undone.
+public protocol SessionPersistence: Sendable {
+    /// Durably replaces the stored state with `snapshot`.
+    func save(_ snapshot: SessionSnapshot) throws
+}
+
+/// Keeps the snapshot in memory only: state is lost when the process ends. For tests, and for a
+/// daemon started without a store.
+public final class MemorySessionPersistence: SessionPersistence {
+    private let stored: Mutex<SessionSnapshot>
+
+    /// Creates an empty in-memory persistence.
+    public init(_ snapshot: SessionSnapshot = SessionSnapshot()) {
+        stored = Mutex(snapshot)
+    }
+
+    /// The last snapshot saved.
+    public var snapshot: SessionSnapshot { stored.withLock { $0 } }
+
+    public func save(_ snapshot: SessionSnapshot) throws {
+        stored.withLock { $0 = snapshot }
+    }
+}

@@ -1,0 +1,27 @@
+/// Obtains new tokens for an account; the OAuth engine implements it per provider.
+public protocol TokenRefresher: Sendable {
+    /// Exchanges `tokens` (their refresh token) for new ones.
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet
+}
+
+/// Why a refresh did not produce tokens, classified by what the engine must do next.
+public enum RefreshFailure: Error, Sendable, Hashable {
+    /// No refresh is possible here (no refresher for the provider, or no refresh token).
+    case unavailable
+    /// A failure that may pass (timeout, 5xx, 429, `temporarily_unavailable`); retry after the delay.
+    case transient(reason: String, retryAfter: Duration)
+    /// The grant is no longer good (`invalid_grant`, refresh token expired): log in again.
+    case needsLogin(reason: String)
+    /// The provider says the grant was revoked: the session is over.
+    case revoked(reason: String)
+}
+
+/// A refresher for when none is configured: every refresh is `unavailable`.
+public struct NoTokenRefresher: TokenRefresher {
+    /// Creates the refresher that never refreshes.
+    public init() {}
+
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+        throw .unavailable
+    }
+}

@@ -1,0 +1,162 @@
+import Synchronization
+
+/// The multicast registry: every published event reaches every subscriber whose filter
+/// accepts it, in sequence order, encoded once for all of them. Subscribers leave by cancelling
+/// or dropping their `Subscription`; one that falls behind is cut off without slowing the rest.
+public final class EventRegistry<Payload: Sendable>: Sendable {
+    /// What a new subscriber must be told before live events, given the `since` it asked for.
+    public enum Backlog: Sendable {
+        /// Nothing was missed (no `since`, or it is current).
+        case upToDate
+        /// The events after `since`, from the history, already filtered and encoded.
+        case replay([Payload])
+        /// `since` is older than the history (or from before a restart): the subscriber needs
+        /// the full current state instead.
+        case resync
+    }
+
+    private struct Entry: Sendable {
+        var filter: EventFilter
+        var queue: SubscriberQueue<Payload>
+    }
+
+    private struct State {
+        var subscribers: [UInt64: Entry] = [:]
+        var nextID: UInt64 = 0
+        var history: [(event: AuthEvent, payload: Payload)] = []
+        var historyHead = 0
+    }
+
+    private let state = Mutex(State())
+    private let encode: @Sendable (AuthEvent) -> Payload
+
+    /// How many undelivered events one subscriber may have before it is cut off.
+    public let queueLimit: Int
+    /// How many recent events are kept for subscribers that resume with `since`.
+    public let historyLimit: Int
+    /// The sequence number history starts after when it is empty: events up to it happened
+    /// before this process and cannot be replayed.
+    public let firstReplayableAfter: UInt64
+
+    /// Creates a registry that encodes each event once with `encode`.
+    public init(
+        queueLimit: Int,
+        historyLimit: Int,
+        lastSequenceBeforeStart: UInt64,
+        encode: @escaping @Sendable (AuthEvent) -> Payload
+    ) {
+        precondition(queueLimit > 0 && historyLimit >= 0, "limits must be positive")
+        self.queueLimit = queueLimit
+        self.historyLimit = historyLimit
+        self.firstReplayableAfter = lastSequenceBeforeStart
+        self.encode = encode
+    }
+
+    /// How many subscribers are registered.
+    public var subscriberCount: Int {
+        state.withLock { $0.subscribers.count }
+    }
+
+    /// Sends `event` to every matching subscriber and keeps it for replay. Never waits: a
+    /// subscriber whose queue is full is removed, and its next read reports `SubscriberLagged`.
+    /// Returns how many subscribers were cut off.
+    @discardableResult
+    public func publish(_ event: AuthEvent) -> Int {
+        let payload = encode(event)
+        return state.withLock { state in
+            if historyLimit > 0 {
+                state.history.append((event, payload))
+                if state.history.count - state.historyHead > historyLimit { state.historyHead += 1 }
+                if state.historyHead > 1024 && state.historyHead * 2 > state.history.count {
+                    state.history.removeFirst(state.historyHead)
+                    state.historyHead = 0
+                }
+            }
+            var lagged = 0
+            var gone: [UInt64] = []
+            for (id, entry) in state.subscribers where entry.filter.matches(event) {
+                switch entry.queue.push(payload) {
+                case .queued: continue
+                case .lagged: lagged += 1
+                case .closed: break
+                }
+                gone.append(id)
+            }
+            for id in gone { state.subscribers[id] = nil }
+            return lagged
+        }
+    }
+
+    /// Registers a subscriber. Registration and the backlog are taken together, so no event falls
+    /// between what `since` replays and what arrives live. `current` is the last sequence issued.
+    public func subscribe(filter: EventFilter, since: UInt64?, current: UInt64) -> (Subscription<Payload>, Backlog) {
+        let queue = SubscriberQueue<Payload>(limit: queueLimit)
+        return state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Entry(filter: filter, queue: queue)
+            let subscription = Subscription(queue: queue) { [weak self] in self?.remove(id) }
+            guard let since, since != current else { return (subscription, .upToDate) }
+            // A `since` ahead of us comes from another history (say, a store that was reset).
+            guard since < current else { return (subscription, .resync) }
+            let retained = state.history[state.historyHead...]
+            let oldestAvailable = retained.first?.event.sequence ?? (current + 1)
+            guard since >= firstReplayableAfter, since + 1 >= oldestAvailable else {
+                return (subscription, .resync)
+            }
+            let missed = retained.filter { $0.event.sequence > since && filter.matches($0.event) }.map(\.payload)
+            return (subscription, .replay(missed))
+        }
+    }
+
+    private func remove(_ id: UInt64) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
+}
+
+/// A live subscription: read it as an async sequence of encoded events. Cancelling it, dropping
+/// it, or cancelling the task that reads it unsubscribes; there is no remove call to forget.
+public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
+    public typealias Element = Payload
+
+    private let queue: SubscriberQueue<Payload>
+    private let unregister: @Sendable () -> Void
+
+    init(queue: SubscriberQueue<Payload>, unregister: @escaping @Sendable () -> Void) {
+        self.queue = queue
+        self.unregister = unregister
+    }
+
+    deinit {
+        cancel()
+    }
+
+    /// Unsubscribes; a read in progress returns nil.
+    public func cancel() {
+        unregister()
+        queue.cancel()
+    }
+
+    /// The next event; nil when cancelled (cancelling the reading task cancels the subscription);
+    /// throws `SubscriberLagged` when cut off.
+    public func next() async throws -> Payload? {
+        try await withTaskCancellationHandler {
+            try await queue.next()
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Reads the subscription's events in order.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let subscription: Subscription<Payload>
+
+        public mutating func next() async throws -> Payload? {
+            try await subscription.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(subscription: self)
+    }
+}

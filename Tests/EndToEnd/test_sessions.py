@@ -1,0 +1,317 @@
+"""Sessions end to end: tokens imported into the real sesamed, their lifetime events reaching
+three different kinds of subscriber in the same order, resuming with `since`, and tokens never
+showing up anywhere they should not."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import varlink
+
+from pathlib import Path
+
+from harness import SESAMECTL, Daemon, RawConnection
+
+ACCESS = "AT-e2e-4f1c2d9a"
+REFRESH = "RT-e2e-77b0e3c1"
+ID_TOKEN = "ID-e2e-a5d6f7e8"
+
+
+@pytest.fixture
+def fast_daemon(tmp_path):
+    """A daemon that announces `expiring` one second before expiry."""
+    instance = Daemon(tmp_path, config="[sessions]\nexpiring_margin = 1\n")
+    try:
+        instance.wait_ready()
+        yield instance
+        assert instance.stop() == 0, instance.log()
+    finally:
+        instance.kill()
+
+
+def import_tokens(conn, lifetime=2, subject="alice", access=ACCESS):
+    reply = conn.call("io.sesame.Accounts.ImportTokens", {
+        "provider": "google", "subject": subject, "displayName": "Alice",
+        "tokens": {"accessToken": access, "refreshToken": REFRESH, "idToken": ID_TOKEN,
+                   "expiresIn": lifetime, "scopes": ["openid", "email"]},
+    })
+    assert "error" not in reply, reply
+    return reply["parameters"]["account"]
+
+
+class Collector(threading.Thread):
+    """Reads a subscription in the background until `count` events arrived."""
+
+    def __init__(self, replies, count):
+        super().__init__(daemon=True)
+        self.replies, self.count, self.events, self.error = replies, count, [], None
+
+    def run(self):
+        try:
+            for reply in self.replies:
+                if "event" in reply:
+                    self.events.append(reply["event"])
+                if len(self.events) == self.count:
+                    return
+        except Exception as error:  # reported by the test, which must not hang on it
+            self.error = error
+
+
+def raw_events(conn):
+    while True:
+        reply = conn.reply()
+        yield reply.get("parameters", reply)
+
+
+def test_three_subscribers_see_the_same_lifetime_in_the_same_order(fast_daemon):
+    expected = ["loggedIn", "expiring", "expired", "loggedOut"]
+
+    watch = subprocess.Popen([str(SESAMECTL), "watch", "--json", "--socket", str(fast_daemon.socket_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert json.loads(watch.stdout.readline()) == {"ready": {"sequence": 0}}
+
+    raw = RawConnection(fast_daemon.socket_path)
+    assert raw.call("io.sesame.Events.Subscribe", {}, more=True)["parameters"] == {"ready": {"sequence": 0}}
+
+    client = varlink.Client(address=f"unix:{fast_daemon.socket_path}")
+    events = client.open("io.sesame.Events")
+    pypi_replies = events.Subscribe(_more=True)
+    assert next(pypi_replies) == {"ready": {"sequence": 0}}
+
+    collectors = [Collector(raw_events(raw), 4), Collector(pypi_replies, 4)]
+    for collector in collectors:
+        collector.start()
+
+    control = RawConnection(fast_daemon.socket_path)
+    account = import_tokens(control, lifetime=2)
+    assert account["state"] == "active"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        state = control.call("io.sesame.Accounts.Get", {"account": account["id"]})["parameters"]["account"]["state"]
+        if state == "expired":
+            break
+        time.sleep(0.1)
+    assert state == "expired"
+    assert control.call("io.sesame.Accounts.Logout", {"account": account["id"]})["parameters"]["account"]["state"] \
+        == "loggedOut"
+
+    watched = [json.loads(watch.stdout.readline())["event"] for _ in range(4)]
+    watch.terminate()
+    for collector in collectors:
+        collector.join(10)
+        assert collector.error is None and not collector.is_alive()
+    streams = [watched, collectors[0].events, collectors[1].events]
+    for stream in streams:
+        assert [e["kind"] for e in stream] == expected
+        assert [e["sequence"] for e in stream] == [1, 2, 3, 4]
+        assert all(e["account"] == account["id"] for e in stream)
+        assert stream == watched, "every subscriber receives the same event, byte for byte"
+    assert watched[2]["state"] == "expired" and watched[3]["reason"] == "user"
+    # expired fires at expiry (2 s), expiring one second before it, both on time within a second.
+    imported = time.mktime(time.strptime(watched[0]["time"], "%Y-%m-%dT%H:%M:%SZ"))
+    expired = time.mktime(time.strptime(watched[2]["time"], "%Y-%m-%dT%H:%M:%SZ"))
+    assert 1 <= expired - imported <= 3
+
+
+def test_a_subscriber_that_reconnects_with_since_gets_exactly_what_it_missed(fast_daemon):
+    control = RawConnection(fast_daemon.socket_path)
+    first = import_tokens(control, lifetime=3600, subject="bob")
+    watcher = RawConnection(fast_daemon.socket_path)
+    assert watcher.call("io.sesame.Events.Subscribe", {}, more=True)["parameters"] == {"ready": {"sequence": 1}}
+    watcher.close()
+
+    second = import_tokens(control, lifetime=3600, subject="carol")
+    control.call("io.sesame.Accounts.Logout", {"account": first["id"]})
+
+    again = RawConnection(fast_daemon.socket_path)
+    again.send("io.sesame.Events.Subscribe", {"since": 1}, more=True)
+    assert again.reply()["parameters"] == {"ready": {"sequence": 3}}
+    missed = [again.reply()["parameters"]["event"] for _ in range(2)]
+    assert [(e["sequence"], e["kind"], e["account"]) for e in missed] == [
+        (2, "loggedIn", second["id"]), (3, "loggedOut", first["id"])]
+    # And then it is live.
+    control.call("io.sesame.Accounts.Remove", {"account": first["id"]})
+    live = again.reply()["parameters"]["event"]
+    assert (live["sequence"], live["kind"]) == (4, "accountRemoved")
+
+
+def test_a_since_the_daemon_cannot_replay_gets_a_resync(fast_daemon):
+    control = RawConnection(fast_daemon.socket_path)
+    account = import_tokens(control, lifetime=3600)
+    conn = RawConnection(fast_daemon.socket_path)
+    # Sequence numbers from another history (here: ahead of this daemon's) cannot be replayed.
+    conn.send("io.sesame.Events.Subscribe", {"since": 99}, more=True)
+    assert conn.reply()["parameters"] == {"ready": {"sequence": 1}}
+    resync = conn.reply()["parameters"]["resync"]
+    assert resync["sequence"] == 1
+    assert [a["id"] for a in resync["accounts"]] == [account["id"]]
+    assert ACCESS not in json.dumps(resync) and REFRESH not in json.dumps(resync)
+
+
+def test_filters_by_account_and_kind(fast_daemon):
+    control = RawConnection(fast_daemon.socket_path)
+    one = import_tokens(control, lifetime=3600, subject="one")
+    two = import_tokens(control, lifetime=3600, subject="two")
+    conn = RawConnection(fast_daemon.socket_path)
+    conn.send("io.sesame.Events.Subscribe", {"accounts": [two["id"]], "kinds": ["loggedOut"]}, more=True)
+    conn.reply()
+    control.call("io.sesame.Accounts.Logout", {"account": one["id"]})
+    control.call("io.sesame.Accounts.Logout", {"account": two["id"]})
+    event = conn.reply()["parameters"]["event"]
+    assert (event["account"], event["kind"]) == (two["id"], "loggedOut")
+    bad = RawConnection(fast_daemon.socket_path).call("io.sesame.Events.Subscribe", {"kinds": ["nope"]}, more=True)
+    assert bad == {"error": "org.varlink.service.InvalidParameter", "parameters": {"parameter": "kinds"}}
+
+
+def test_get_token_and_named_errors(fast_daemon):
+    control = RawConnection(fast_daemon.socket_path)
+    account = import_tokens(control, lifetime=3600)
+    token = control.call("io.sesame.Accounts.GetToken", {"account": account["id"]})["parameters"]
+    assert token["accessToken"] == ACCESS and token["tokenType"] == "Bearer" and token["expiresAt"].endswith("Z")
+    assert control.call("io.sesame.Accounts.GetToken", {"account": "nope"}) == {
+        "error": "io.sesame.Accounts.NoSuchAccount", "parameters": {"account": "nope"}}
+    control.call("io.sesame.Accounts.Logout", {"account": account["id"]})
+    assert control.call("io.sesame.Accounts.GetToken", {"account": account["id"]})["error"] == \
+        "io.sesame.Accounts.NeedsLogin"
+    assert control.call("io.sesame.Accounts.Logout", {"account": account["id"]}) == {
+        "error": "io.sesame.Accounts.InvalidTransition",
+        "parameters": {"account": account["id"], "from": "loggedOut", "to": "loggedOut"}}
+    bad = control.call("io.sesame.Accounts.ImportTokens", {
+        "provider": "Not A Provider", "subject": "x", "tokens": {"accessToken": "t"}})
+    assert bad["error"] == "io.sesame.Accounts.InvalidTokens"
+
+
+def test_sesamectl_drives_a_session(fast_daemon):
+    env = {**os.environ, "SESAME_SOCKET": str(fast_daemon.socket_path)}
+
+    def ctl(*args, stdin=None):
+        return subprocess.run([str(SESAMECTL), *args], input=stdin, capture_output=True, text=True, env=env,
+                              timeout=30)
+
+    response = json.dumps({"access_token": ACCESS, "refresh_token": REFRESH, "expires_in": 3600,
+                           "token_type": "Bearer", "scope": "openid email"})
+    imported = ctl("import", "google", "--subject", "dave", stdin=response)
+    assert imported.returncode == 0, imported.stderr
+    account = imported.stdout.strip()
+    assert ctl("token", account).stdout == ACCESS + "\n"
+    listed = json.loads(ctl("accounts", "--json").stdout)
+    assert [(a["id"], a["state"], a["scopes"]) for a in listed] == [(account, "active", ["openid", "email"])]
+    assert ctl("logout", account).stdout == f"{account} logged out\n"
+    needs_login = ctl("token", account)
+    assert needs_login.returncode == 5 and needs_login.stderr == f"sesamed: account {account} needs a new login.\n"
+    missing = ctl("token", "nope")
+    assert missing.returncode == 4 and missing.stdout == ""
+    assert ctl("import", "google", "--subject", "x", stdin="not json").returncode == 1
+
+
+@pytest.fixture
+def shared_daemon():
+    """A daemon whose socket other users can reach (pytest's own temporary directories are 0700)."""
+    directory = Path(tempfile.mkdtemp(prefix="sesame-shared-"))
+    directory.chmod(0o755)
+    instance = Daemon(directory, config="")
+    try:
+        instance.wait_ready()
+        yield instance
+        assert instance.stop() == 0, instance.log()
+    finally:
+        instance.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_other_users_cannot_see_or_use_an_account(shared_daemon):
+    fast_daemon = shared_daemon
+    control = RawConnection(fast_daemon.socket_path)
+    account = import_tokens(control, lifetime=3600)
+
+    def as_nobody(*args):
+        return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SESAMECTL), *args,
+                               "--socket", str(fast_daemon.socket_path)], capture_output=True, text=True, timeout=30)
+
+    listed = as_nobody("accounts", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    token = as_nobody("token", account["id"])
+    assert token.returncode == 4 and ACCESS not in token.stdout + token.stderr
+    assert as_nobody("logout", account["id"]).returncode == 4
+    watch = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SESAMECTL), "watch",
+                              "--socket", str(fast_daemon.socket_path)], stdout=subprocess.PIPE, text=True)
+    assert watch.stdout.readline() == "ready sequence=1\n"
+    control.call("io.sesame.Accounts.Logout", {"account": account["id"]})
+    owner_sees = RawConnection(fast_daemon.socket_path)
+    owner_sees.send("io.sesame.Events.Subscribe", {"since": 0}, more=True)
+    owner_sees.reply()
+    assert [owner_sees.reply()["parameters"]["event"]["kind"] for _ in range(2)] == ["loggedIn", "loggedOut"]
+    watch.terminate()
+    assert watch.stdout.read() == "", "a stranger's subscription receives none of the owner's events"
+
+
+def test_a_subscriber_that_stops_reading_is_cut_off_with_lagged(tmp_path):
+    daemon = Daemon(tmp_path, config="[events]\nqueue_limit = 64\n")
+    try:
+        daemon.wait_ready()
+        stalled = RawConnection(daemon.socket_path)
+        stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.send("io.sesame.Events.Subscribe", {}, more=True)
+        assert stalled.reply()["parameters"] == {"ready": {"sequence": 0}}
+        reader = RawConnection(daemon.socket_path)
+        reader.call("io.sesame.Events.Subscribe", {}, more=True)
+        total = 3000
+        keeping_up = Collector(raw_events(reader), total)
+        keeping_up.start()
+        # Enough events to fill the stalled subscriber's socket buffers and then its queue of 64:
+        # one account imported again and again, each import announcing loggedIn.
+        control = RawConnection(daemon.socket_path)
+        # In bursts of 20, well under the queue limit, so the subscriber that reads keeps up.
+        for start in range(0, total, 20):
+            control.send_raw(b"".join(json.dumps({"method": "io.sesame.Accounts.ImportTokens", "parameters": {
+                "provider": "p", "subject": "s", "tokens": {"accessToken": f"t{i}"}}}).encode() + b"\0"
+                for i in range(start, start + 20)))
+            for _ in range(20):
+                assert "error" not in control.reply()
+        # The subscriber that keeps up receives every event, undelayed by the stalled one.
+        keeping_up.join(30)
+        assert keeping_up.error is None
+        assert [e["sequence"] for e in keeping_up.events] == list(range(1, total + 1))
+        # The stalled one finds its queued events, then the Lagged error, then the end.
+        kinds = []
+        while True:
+            reply = stalled.reply()
+            if "error" in reply:
+                assert reply == {"error": "io.sesame.Events.Lagged", "parameters": {"queueLimit": 64}}
+                break
+            kinds.append(reply["parameters"]["event"]["sequence"])
+        assert 0 < len(kinds) < total
+        assert "subscriber fell behind" in daemon.log()
+        assert daemon.stop() == 0
+    finally:
+        daemon.kill()
+
+
+def test_tokens_appear_in_no_event_log_line_or_listing(fast_daemon):
+    control = RawConnection(fast_daemon.socket_path)
+    watcher = RawConnection(fast_daemon.socket_path)
+    watcher.call("io.sesame.Events.Subscribe", {}, more=True)
+    account = import_tokens(control, lifetime=2)
+    captured = [json.dumps(control.call("io.sesame.Accounts.List")),
+                json.dumps(control.call("io.sesame.Accounts.Get", {"account": account["id"]})),
+                json.dumps(account)]
+    time.sleep(2.5)  # let expiring and expired happen for real
+    captured.append(json.dumps(control.call("io.sesame.Accounts.Logout", {"account": account["id"]})))
+    captured += [json.dumps(watcher.reply()) for _ in range(4)]
+    status = subprocess.run([str(SESAMECTL), "status", "--socket", str(fast_daemon.socket_path)],
+                            capture_output=True, text=True)
+    captured += [status.stdout, status.stderr]
+    fast_daemon.stop()
+    captured.append(fast_daemon.log())
+    captured += [json.dumps(m) for m in fast_daemon.notify.messages]
+    everything = "\n".join(captured)
+    assert "loggedOut" in everything and "expired" in everything
+    for secret in (ACCESS, REFRESH, ID_TOKEN):
+        assert secret not in everything

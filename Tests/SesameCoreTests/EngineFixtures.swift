@@ -1,0 +1,122 @@
+import Foundation
+import SesameCore
+import SesameCoreTesting
+import Synchronization
+
+/// A refresher the tests script: it counts calls and answers with what the test queued.
+final class ScriptedRefresher: TokenRefresher {
+    private let state = Mutex<(calls: Int, outcome: Result<TokenSet, RefreshFailure>)>(
+        (0, .failure(.unavailable))
+    )
+    /// Resumed to let a refresh in flight finish, so tests can pile callers onto it first.
+    let gate: AsyncStream<Void>
+    private let gateContinuation: AsyncStream<Void>.Continuation
+    private let gated: Bool
+
+    init(gated: Bool = false) {
+        (gate, gateContinuation) = AsyncStream.makeStream()
+        self.gated = gated
+    }
+
+    var calls: Int { state.withLock { $0.calls } }
+
+    func answer(_ outcome: Result<TokenSet, RefreshFailure>) {
+        state.withLock { $0.outcome = outcome }
+    }
+
+    func open() {
+        gateContinuation.yield()
+    }
+
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+        let outcome = state.withLock { state in
+            state.calls += 1
+            return state.outcome
+        }
+        if gated {
+            for await _ in gate { break }
+        }
+        return try outcome.get()
+    }
+}
+
+/// A persistence whose saves can be made to fail.
+final class FlakyPersistence: SessionPersistence {
+    private let state = Mutex<(failing: Bool, saved: SessionSnapshot?)>((false, nil))
+
+    var failing: Bool {
+        get { state.withLock { $0.failing } }
+        set { state.withLock { $0.failing = newValue } }
+    }
+
+    var saved: SessionSnapshot? { state.withLock { $0.saved } }
+
+    struct DiskFull: Error {}
+
+    func save(_ snapshot: SessionSnapshot) throws {
+        try state.withLock { state in
+            if state.failing { throw DiskFull() }
+            state.saved = snapshot
+        }
+    }
+}
+
+/// An engine on a test clock whose subscribers receive the events themselves.
+struct EngineFixture {
+    let clock = TestClock()
+    let persistence = FlakyPersistence()
+    let refresher: ScriptedRefresher
+    let engine: SessionEngine<AuthEvent>
+
+    init(
+        snapshot: SessionSnapshot = SessionSnapshot(),
+        refresher: ScriptedRefresher = ScriptedRefresher(),
+        policy: SessionPolicy = SessionPolicy(expiringMargin: .seconds(60), refreshMargin: .seconds(30))
+    ) {
+        self.refresher = refresher
+        engine = SessionEngine(
+            snapshot: snapshot,
+            clock: clock,
+            persistence: persistence,
+            refresher: refresher,
+            policy: policy,
+            encode: { $0 }
+        )
+    }
+
+    func tokens(lifetime: Duration, refresh: String? = "RT-1", access: String = "AT-1") -> TokenSet {
+        TokenSet(
+            accessToken: access,
+            refreshToken: refresh,
+            accessTokenExpiresAt: clock.now.addingTimeInterval(lifetime.timeInterval),
+            scopes: ["openid"]
+        )
+    }
+
+    func importAccount(lifetime: Duration = .seconds(3600), refresh: String? = "RT-1") async throws -> Account {
+        try await engine.importSession(
+            ImportedSession(
+                provider: "google",
+                subject: "alice",
+                owner: 1000,
+                tokens: tokens(lifetime: lifetime, refresh: refresh)
+            )
+        )
+    }
+
+    func subscribe(_ filter: EventFilter = EventFilter()) async -> Subscription<AuthEvent> {
+        await engine.subscribe(filter: filter, since: nil).subscription
+    }
+}
+
+extension Subscription where Payload == AuthEvent {
+    /// The kinds of the next `count` events.
+    func kinds(_ count: Int) async throws -> [AuthEvent.Kind] {
+        var kinds: [AuthEvent.Kind] = []
+        for _ in 0..<count {
+            guard let event = try await next() else { break }
+            kinds.append(event.kind)
+        }
+        return kinds
+    }
+}

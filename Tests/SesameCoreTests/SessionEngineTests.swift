@@ -1,0 +1,175 @@
+import Foundation
+import SesameCore
+import SesameCoreTesting
+import Testing
+
+@Suite struct SessionEngineTests {
+    @Test func importAnnouncesLoggedInWithoutTokenMaterial() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount()
+        let event = try #require(try await events.next())
+        #expect(event.kind == .loggedIn && event.account == account.id && event.sequence == 1)
+        #expect(event.state == .active && event.owner == 1000 && event.provider == "google")
+        let encoded = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+        #expect(!encoded.contains("AT-1") && !encoded.contains("RT-1"))
+        #expect(fixture.persistence.saved?.lastSequence == 1)
+    }
+
+    @Test func reimportingTheSameSubjectRenewsTheSameAccount() async throws {
+        let fixture = EngineFixture()
+        let first = try await fixture.importAccount()
+        let second = try await fixture.importAccount()
+        #expect(first.id == second.id)
+        #expect(await fixture.engine.list().count == 1)
+    }
+
+    @Test func expiringFiresAtTheMarginAndExpiredAtExpiry() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(600))
+        #expect(try await events.kinds(1) == [.loggedIn])
+        fixture.clock.advance(by: .seconds(539))
+        #expect(await fixture.engine.fireDueDeadlines() == 0)
+        fixture.clock.advance(by: .seconds(1))
+        #expect(await fixture.engine.fireDueDeadlines() == 1)
+        #expect(try await events.kinds(1) == [.expiring])
+        fixture.clock.advance(by: .seconds(59))
+        #expect(await fixture.engine.fireDueDeadlines() == 0)
+        fixture.clock.advance(by: .seconds(1))
+        #expect(await fixture.engine.fireDueDeadlines() == 1)
+        let expired = try #require(try await events.next())
+        #expect(expired.kind == .expired && expired.state == .expired)
+        #expect(await fixture.engine.fireDueDeadlines() == 0, "each deadline fires once")
+    }
+
+    @Test func aWallClockJumpPastExpiryFiresBothInOrder() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(600))
+        fixture.clock.jumpWallClock(by: .seconds(3600))
+        #expect(await fixture.engine.fireDueDeadlines() == 2)
+        let kinds = try await events.kinds(3)
+        #expect(kinds == [.loggedIn, .expiring, .expired])
+    }
+
+    @Test func afterASuspendPastTheDeadlineTheLoopFiresWithinOneCheck() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(600))
+        #expect(try await events.kinds(1) == [.loggedIn])
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        await waitForSleeper(fixture.clock)
+        // The lid closes for an hour: wall time moves, monotonic time does not, no timer fires.
+        fixture.clock.suspend(for: .seconds(3600))
+        // The lid opens; at most one check interval (1 s of monotonic time) later the loop looks.
+        fixture.clock.advance(by: .seconds(1))
+        #expect(try await events.kinds(2) == [.expiring, .expired])
+    }
+
+    @Test func theLoopWaitsForDeadlinesAddedWhileIdle() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        _ = try await fixture.importAccount(lifetime: .seconds(90))
+        #expect(try await events.kinds(1) == [.loggedIn])
+        for _ in 0..<30 {
+            await waitForSleeper(fixture.clock)
+            fixture.clock.advance(by: .seconds(1))
+        }
+        #expect(try await events.kinds(1) == [.expiring])
+    }
+
+    @Test func aRefreshTokenThatRunsOutMeansNeedsLogin() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        var tokens = fixture.tokens(lifetime: .seconds(36000))
+        tokens.refreshTokenExpiresAt = fixture.clock.now.addingTimeInterval(100)
+        _ = try await fixture.engine.importSession(
+            ImportedSession(provider: "p", subject: "s", owner: 1, tokens: tokens)
+        )
+        fixture.clock.advance(by: .seconds(100))
+        await fixture.engine.fireDueDeadlines()
+        #expect(try await events.kinds(2) == [.loggedIn, .needsLogin])
+    }
+
+    @Test func logoutWipesTokensAndAnnouncesLoggedOut() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount()
+        let after = try await fixture.engine.logout(account.id)
+        #expect(after.state == .loggedOut)
+        let event = try #require(try await events.kinds(2).last)
+        #expect(event == .loggedOut)
+        await #expect(throws: SessionError.needsLogin(account.id)) { try await fixture.engine.tokens(for: account.id) }
+        #expect(fixture.persistence.saved?.accounts.first?.tokens == nil)
+        // Logging out twice is not a transition the state machine allows.
+        await #expect(
+            throws: SessionError.illegalTransition(
+                IllegalTransition(account: account.id, from: .loggedOut, to: .loggedOut)
+            )
+        ) {
+            try await fixture.engine.logout(account.id)
+        }
+        try await fixture.engine.remove(account.id)
+        #expect(try await events.kinds(1) == [.accountRemoved])
+        #expect(await fixture.engine.list().isEmpty)
+    }
+
+    @Test func aChangeThatCannotBeSavedIsNeitherMadeNorAnnounced() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount()
+        fixture.persistence.failing = true
+        await #expect(throws: SessionError.self) { try await fixture.engine.logout(account.id) }
+        #expect(try await fixture.engine.account(account.id).state == .active)
+        #expect(await fixture.engine.currentSequence == 1)
+        fixture.persistence.failing = false
+        _ = try await fixture.engine.logout(account.id)
+        let kinds = try await events.kinds(2)
+        #expect(kinds == [.loggedIn, .loggedOut])
+    }
+
+    @Test func sequenceNumbersContinueFromTheSnapshot() async throws {
+        let fixture = EngineFixture(snapshot: SessionSnapshot(lastSequence: 41))
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount()
+        #expect(try await events.next()?.sequence == 42)
+    }
+
+    @Test func aResumingSubscriberGetsExactlyWhatItMissed() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(600))
+        let seen = await fixture.engine.currentSequence
+        fixture.clock.advance(by: .seconds(600))
+        await fixture.engine.fireDueDeadlines()
+        _ = try await fixture.engine.logout(account.id)
+        let (_, backlog, current, _) = await fixture.engine.subscribe(filter: EventFilter(), since: seen)
+        guard case .replay(let missed) = backlog else {
+            Issue.record("expected a replay")
+            return
+        }
+        #expect(missed.map(\.kind) == [.expiring, .expired, .loggedOut])
+        #expect(missed.map(\.sequence) == Array((seen + 1)...current))
+    }
+
+    @Test func aSubscriberFromBeforeARestartGetsTheFullState() async throws {
+        let account = Account(id: "a", provider: "p", ownerUID: 1, subject: "s", state: .active, createdAt: Date())
+        let fixture = EngineFixture(
+            snapshot: SessionSnapshot(accounts: [StoredAccount(account: account, tokens: nil)], lastSequence: 9)
+        )
+        let (_, backlog, current, accounts) = await fixture.engine.subscribe(filter: EventFilter(), since: 5)
+        guard case .resync = backlog else {
+            Issue.record("expected a resync")
+            return
+        }
+        #expect(current == 9 && accounts.map(\.id) == ["a"])
+    }
+}
+
+/// Waits until the deadline loop is asleep on the test clock, so moving the clock wakes it.
+func waitForSleeper(_ clock: TestClock) async {
+    while clock.sleeperCount == 0 { await Task.yield() }
+}
