@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -35,10 +36,19 @@ let package = Package(
             ]
         ),
         .target(
+            name: "SesameStore",
+            dependencies: [
+                "SesameCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "SesameDaemon",
             dependencies: [
                 "CSystemd",
                 "SesameCore",
+                "SesameStore",
                 "SesameVarlink",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -48,6 +58,15 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             plugins: ["EmbedInterfaces"]
+        ),
+        .executableTarget(
+            name: "sesame-bench",
+            dependencies: [
+                "SesameCore",
+                "SesameStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(name: "sesame-interface-embedder"),
         .plugin(
@@ -76,8 +95,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
+        .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameCore"]),
         .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
-        .testTarget(name: "SesameDaemonTests", dependencies: ["SesameDaemon", "SesameVarlink"]),
+        .testTarget(name: "SesameDaemonTests", dependencies: ["SesameDaemon", "SesameVarlink", "SesameStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -83,6 +83,12 @@ public struct SesameClient: Sendable {
         _ = try await call("io.sesame.Accounts.Remove", ["account": .string(account)])
     }
 
+    /// Re-seals the token store under a new key (root only); returns the new key id.
+    public func rekey() async throws -> String {
+        struct Reply: Decodable { var keyId: String }
+        return try await call("io.sesame.Admin.Rekey").decode(Reply.self).keyId
+    }
+
     /// Subscribes to events. The first element is always `.ready`; with `since`, what was missed
     /// follows (or a `.resync`); the stream ends when the daemon closes the connection.
     public func events(accounts: [String]? = nil, kinds: [AuthEvent.Kind]? = nil, since: UInt64? = nil) async throws

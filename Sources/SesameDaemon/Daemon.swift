@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SesameCore
+import SesameStore
 import SesameVarlink
 import UnixSignals
 
@@ -20,7 +21,7 @@ public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
 /// The engine as the daemon runs it: events are encoded once into Varlink replies.
 typealias DaemonEngine = SessionEngine<VarlinkReply>
 
-/// sesamed put together: the session engine, the Varlink server and its interfaces, and the
+/// sesamed put together: the token store, the session engine, the Varlink server and its interfaces, and the
 /// systemd integration, run as one service group that SIGTERM drains.
 public struct Daemon: Sendable {
     /// The name systemd's socket unit gives the Varlink socket (`FileDescriptorName=`).
@@ -38,16 +39,25 @@ public struct Daemon: Sendable {
         self.logger = logger
     }
 
-    /// Starts serving, tells systemd `READY=1` once the socket accepts connections, and returns
+    /// Opens the store, starts serving, tells systemd `READY=1` once the socket accepts connections, and returns
     /// after a graceful shutdown (SIGTERM or SIGINT).
     public func run() async throws {
         try Self.makeStateDirectory(configuration.stateDirectory)
+        let (store, snapshot) = try EncryptedStore.open(
+            directory: configuration.stateDirectory,
+            keySources: KeySources(
+                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
+                keyFile: configuration.storeKeyFile,
+                generatedKeyFile: configuration.allowGeneratedKey ? configuration.stateDirectory + "/dev.key" : nil
+            ),
+            onDamage: configuration.onDamagedStore,
+            logger: logger
+        )
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // Until the encrypted store lands, sessions live in memory and end with the process.
         let engine = DaemonEngine(
-            snapshot: SessionSnapshot(),
+            snapshot: snapshot,
             clock: SystemSessionClock(),
-            persistence: MemorySessionPersistence(),
+            persistence: store,
             policy: SessionPolicy(expiringMargin: configuration.expiringMargin),
             queueLimit: configuration.subscriberQueueLimit,
             historyLimit: configuration.eventHistoryLimit,
@@ -71,7 +81,7 @@ public struct Daemon: Sendable {
                     url: ""
                 )
             ),
-            interfaces: Self.interfaces(engine: engine),
+            interfaces: Self.interfaces(engine: engine, store: store),
             logger: logger
         )
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -108,11 +118,12 @@ public struct Daemon: Sendable {
         logger.info("stopped")
     }
 
-    static func interfaces(engine: DaemonEngine) -> [any VarlinkInterface] {
+    static func interfaces(engine: DaemonEngine, store: EncryptedStore) -> [any VarlinkInterface] {
         let descriptions = InterfaceDescriptions.byName
         return [
             AccountsInterface(interfaceDescription: descriptions["io.sesame.Accounts"] ?? "", engine: engine),
             EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine),
+            AdminInterface(interfaceDescription: descriptions["io.sesame.Admin"] ?? "", engine: engine, store: store),
             ErrorsOnlyInterface(
                 name: "io.sesame.Varlink",
                 interfaceDescription: descriptions["io.sesame.Varlink"] ?? ""

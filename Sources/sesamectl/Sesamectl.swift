@@ -11,7 +11,9 @@ struct Sesamectl: AsyncParsableCommand {
         commandName: "sesamectl",
         abstract: "Show and control the login sessions sesamed owns.",
         version: SesameVersion.current,
-        subcommands: [Status.self, Accounts.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self]
+        subcommands: [
+            Status.self, Accounts.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self, Rekey.self,
+        ]
     )
 }
 

@@ -30,6 +30,7 @@ class NotifyListener:
     def __init__(self, path: Path):
         self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        path.unlink(missing_ok=True)  # left by an earlier daemon in the same directory
         self.sock.bind(str(path))
         self.messages: list[dict[str, str]] = []
 

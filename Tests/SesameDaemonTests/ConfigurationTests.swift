@@ -51,6 +51,11 @@ import Testing
             [events]
             queue_limit = 16
             history_limit = 0
+
+            [store]
+            key_file = "/etc/sesame/store.key"
+            allow_generated_key = false
+            on_damage = "move-aside"
             """
         let configuration = try ConfigurationFile.parse(text, path: "t.toml", onto: base)
         #expect(
@@ -63,7 +68,10 @@ import Testing
                     logLevel: .debug,
                     expiringMargin: .seconds(5),
                     subscriberQueueLimit: 16,
-                    eventHistoryLimit: 0
+                    eventHistoryLimit: 0,
+                    storeKeyFile: "/etc/sesame/store.key",
+                    allowGeneratedKey: false,
+                    onDamagedStore: .moveAside
                 )
         )
     }
@@ -102,6 +110,14 @@ import Testing
             .invalidValue(path: "t.toml", key: "events.queue_limit", reason: "must be between 1 and 65536")
         ),
         ("[sessions]\nmargin = 1", .unknownKey(path: "t.toml", key: "sessions.margin")),
+        (
+            "[store]\nallow_generated_key = 1",
+            .wrongType(path: "t.toml", key: "store.allow_generated_key", expected: "true or false")
+        ),
+        (
+            "[store]\non_damage = \"delete\"",
+            .invalidValue(path: "t.toml", key: "store.on_damage", reason: "must be one of refuse, move-aside")
+        ),
         (
             "[daemon]\nlog_level = \"loud\"",
             .invalidValue(

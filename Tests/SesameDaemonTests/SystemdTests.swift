@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SesameCore
+import SesameStore
 import Testing
 
 @testable import SesameDaemon
@@ -25,10 +26,19 @@ import Testing
         )
     }
 
-    @Test func everyPublishedInterfaceIsServed() {
-        let served = Set(Daemon.interfaces(engine: testEngine()).map(\.name))
-        #expect(served == Set(InterfaceDescriptions.byName.keys))
-        for interface in Daemon.interfaces(engine: testEngine()) {
+    @Test func everyPublishedInterfaceIsServed() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iface-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (store, _) = try EncryptedStore.open(
+            directory: directory,
+            keySources: KeySources(credentialsDirectory: nil, keyFile: nil, generatedKeyFile: directory + "/dev.key"),
+            onDamage: .refuse,
+            logger: Logger(label: "test")
+        )
+        let interfaces = Daemon.interfaces(engine: testEngine(), store: store)
+        #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
+        for interface in interfaces {
             #expect(interface.interfaceDescription.contains("interface \(interface.name)\n"))
         }
     }

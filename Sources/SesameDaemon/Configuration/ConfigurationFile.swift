@@ -1,4 +1,5 @@
 import Logging
+import SesameStore
 import TOMLKit
 
 #if canImport(Glibc)
@@ -96,6 +97,32 @@ public enum ConfigurationFile {
                     }
                     return true
                 }
+            case "store":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    switch key {
+                    case "key_file": configuration.storeKeyFile = try reader.absolutePath(value, key: "store.key_file")
+                    case "allow_generated_key":
+                        guard let allowed = value.bool else {
+                            throw .wrongType(path: path, key: "store.allow_generated_key", expected: "true or false")
+                        }
+                        configuration.allowGeneratedKey = allowed
+                    case "on_damage":
+                        let names = EncryptedStore.DamagePolicy.allCases.map(\.rawValue)
+                        guard let text = value.string else {
+                            throw .wrongType(path: path, key: "store.on_damage", expected: "a string")
+                        }
+                        guard let policy = EncryptedStore.DamagePolicy(rawValue: text) else {
+                            throw .invalidValue(
+                                path: path,
+                                key: "store.on_damage",
+                                reason: "must be one of \(names.joined(separator: ", "))"
+                            )
+                        }
+                        configuration.onDamagedStore = policy
+                    default: return false
+                    }
+                    return true
+                }
             default:
                 throw .unknownKey(path: path, key: tableName)
             }
@@ -141,7 +168,7 @@ private struct Reader {
     let path: String
 
     func unknownOrScalar(_ key: String) -> ConfigurationError {
-        ["daemon", "limits", "sessions", "events"].contains(key)
+        ["daemon", "limits", "sessions", "events", "store"].contains(key)
             ? .wrongType(path: path, key: key, expected: "a table ([\(key)])")
             : .unknownKey(path: path, key: key)
     }

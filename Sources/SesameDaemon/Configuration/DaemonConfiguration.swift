@@ -1,4 +1,5 @@
 import Logging
+import SesameStore
 
 /// Everything sesamed needs to know to start; built-in defaults, then the config file, then flags.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -19,6 +20,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var subscriberQueueLimit: Int
     /// How many recent events are kept for subscribers that resume with `since`.
     public var eventHistoryLimit: Int
+    /// A key file for the token store, used when no systemd credential is passed.
+    public var storeKeyFile: String?
+    /// Whether a development key may be generated in the state directory when no key is configured.
+    public var allowGeneratedKey: Bool
+    /// What to do with a damaged token store.
+    public var onDamagedStore: EncryptedStore.DamagePolicy
 
     /// Creates a configuration from its parts.
     public init(
@@ -29,7 +36,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         logLevel: Logger.Level = .info,
         expiringMargin: Duration = .seconds(60),
         subscriberQueueLimit: Int = 1024,
-        eventHistoryLimit: Int = 4096
+        eventHistoryLimit: Int = 4096,
+        storeKeyFile: String? = nil,
+        allowGeneratedKey: Bool = true,
+        onDamagedStore: EncryptedStore.DamagePolicy = .refuse
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -39,6 +49,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.expiringMargin = expiringMargin
         self.subscriberQueueLimit = subscriberQueueLimit
         self.eventHistoryLimit = eventHistoryLimit
+        self.storeKeyFile = storeKeyFile
+        self.allowGeneratedKey = allowGeneratedKey
+        self.onDamagedStore = onDamagedStore
     }
 
     /// The built-in defaults: system paths for root, the XDG directories for anyone else, and the

@@ -1,0 +1,84 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Replaces files so that a crash at any moment leaves either the old contents or the new, never
+/// a mix: write a temporary file in the same directory, fsync it, rename it over the target,
+/// fsync the directory.
+enum AtomicFile {
+    /// Atomically replaces `path` with `data`, mode 0600.
+    static func write(_ data: Data, to path: String) throws(StoreError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = path + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
+        do throws(StoreError) {
+            try writeAll(data, to: descriptor, path: temporary)
+            guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        close(descriptor)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .io(operation: "rename", path: path, errno: code)
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Renames `source` to `target` and makes the rename durable.
+    static func move(_ source: String, to target: String) throws(StoreError) {
+        guard rename(source, target) == 0 else { throw .io(operation: "rename", path: source, errno: errno) }
+        try syncDirectory((target as NSString).deletingLastPathComponent)
+    }
+
+    /// The file's contents, or nil when it does not exist.
+    static func read(_ path: String) throws(StoreError) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(operation: "open", path: path, errno: errno)
+        }
+        defer { close(descriptor) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: path, errno: errno)
+            }
+            data.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(StoreError) {
+        var offset = 0
+        while offset < data.count {
+            let written = data.withUnsafeBytes { bytes -> Int in
+                guard let base = bytes.baseAddress else { return 0 }
+                return Glibc.write(descriptor, base + offset, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "write", path: path, errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    private static func syncDirectory(_ directory: String) throws(StoreError) {
+        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: directory, errno: errno) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: directory, errno: errno) }
+    }
+}

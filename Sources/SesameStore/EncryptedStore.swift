@@ -1,0 +1,176 @@
+import Foundation
+import Logging
+import SesameCore
+import Synchronization
+
+/// The token store: every account, its tokens and the last event sequence number, sealed in one
+/// file in the state directory and replaced atomically on every change.
+public final class EncryptedStore: SessionPersistence {
+    /// What to do when the store file is damaged (truncated, not a store, failing authentication).
+    public enum DamagePolicy: String, Sendable, CaseIterable {
+        /// Refuse to start; the file stays as it is for someone to look at.
+        case refuse
+        /// Rename the file to `<name>.damaged-<time>` and start with no accounts.
+        case moveAside = "move-aside"
+    }
+
+    /// The file name inside the state directory.
+    public static let fileName = "sessions.store"
+
+    /// The store file's path.
+    public let path: String
+    private let keys: Mutex<KeySources.Loaded>
+    private let lastSaved: Mutex<SessionSnapshot>
+    private let logger: Logger
+
+    private init(path: String, keys: KeySources.Loaded, snapshot: SessionSnapshot, logger: Logger) {
+        self.path = path
+        self.keys = Mutex(keys)
+        self.lastSaved = Mutex(snapshot)
+        self.logger = logger
+    }
+
+    /// The id of the key new writes are sealed with.
+    public var keyID: String { keys.withLock { $0.primary.id } }
+
+    /// Opens (or creates) the store in `directory` and returns it with the state it holds. A
+    /// damaged file is refused or moved aside by `policy`; a wrong key or a newer format is
+    /// always refused. The file is never overwritten or deleted because it could not be read.
+    public static func open(
+        directory: String,
+        keySources: KeySources,
+        onDamage policy: DamagePolicy,
+        logger: Logger
+    ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
+        let path = directory + "/" + fileName
+        var keys = try keySources.load()
+        if keys.isGenerated {
+            logger.warning(
+                "THE TOKEN STORE KEY IS A GENERATED DEVELOPMENT KEY kept beside the store; anyone who can read the state directory can read every token. Configure a systemd credential or key_file for real use.",
+                metadata: ["key_file": "\(keys.keyFile ?? "")"]
+            )
+        }
+        guard let data = try AtomicFile.read(path) else {
+            logger.info(
+                "creating a new token store",
+                metadata: ["path": "\(path)", "key_id": "\(keys.primary.id)", "key_source": "\(keys.primary.source)"]
+            )
+            let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
+            try store.write(SessionSnapshot())
+            return (store, SessionSnapshot())
+        }
+        let snapshot: SessionSnapshot
+        let usedKey: StoreKey
+        do {
+            (snapshot, usedKey) = try decode(data, keys: keys, path: path)
+        } catch let error where error.isDamagedFile && policy == .moveAside {
+            let aside = path + ".damaged-" + Self.timestamp()
+            try AtomicFile.move(path, to: aside)
+            logger.error(
+                "the token store is damaged; moved it aside and starting with no accounts",
+                metadata: ["error": "\(error)", "moved_to": "\(aside)"]
+            )
+            let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
+            try store.write(SessionSnapshot())
+            return (store, SessionSnapshot())
+        }
+        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, logger: logger)
+        if usedKey.id != keys.primary.id {
+            // Sealed with the key a rekey was moving to, or with the previous credential: finish
+            // the move now, so the store and the primary key agree again.
+            if let keyFile = keys.keyFile {
+                try AtomicFile.move(keyFile + ".next", to: keyFile)
+                keys = KeySources.Loaded(primary: usedKey, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
+                store.keys.withLock { $0 = keys }
+                logger.notice("finished an interrupted rekey", metadata: ["key_id": "\(usedKey.id)"])
+            } else {
+                try store.write(snapshot)
+                logger.notice(
+                    "re-sealed the token store under the current credential",
+                    metadata: ["from_key_id": "\(usedKey.id)", "key_id": "\(keys.primary.id)"]
+                )
+            }
+        }
+        logger.info(
+            "opened the token store",
+            metadata: [
+                "path": "\(path)", "accounts": "\(snapshot.accounts.count)", "sequence": "\(snapshot.lastSequence)",
+                "key_id": "\(store.keyID)", "key_source": "\(store.keys.withLock { $0.primary.source })",
+            ]
+        )
+        return (store, snapshot)
+    }
+
+    public func save(_ snapshot: SessionSnapshot) throws {
+        do {
+            try write(snapshot)
+        } catch {
+            // The caller only learns that saving failed; the reason is for the administrator.
+            logger.error("could not save the token store; the change was not made", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    /// Seals the current state under a new key without a moment in which no key on disk opens
+    /// the store: the new key is written beside the old one, the store is re-sealed, and only
+    /// then does the new key replace the old. With a credential, whose replacement belongs to
+    /// the administrator, the store is re-sealed under the current credential. Returns the key id.
+    @discardableResult
+    public func rekey() throws(StoreError) -> String {
+        try keys.withLock { keys throws(StoreError) in
+            let snapshot = lastSaved.withLock { $0 }
+            guard let keyFile = keys.keyFile else {
+                try Self.writeSealed(snapshot, key: keys.primary, path: path)
+                return keys.primary.id
+            }
+            let next = StoreKey.generate(source: keys.primary.source)
+            try AtomicFile.write(next.fileContents, to: keyFile + ".next")
+            try Self.writeSealed(snapshot, key: next, path: path)
+            try AtomicFile.move(keyFile + ".next", to: keyFile)
+            keys = KeySources.Loaded(primary: next, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
+            return next.id
+        }
+    }
+
+    private func write(_ snapshot: SessionSnapshot) throws(StoreError) {
+        // The key lock also orders writes against a rekey.
+        try keys.withLock { keys throws(StoreError) in
+            try Self.writeSealed(snapshot, key: keys.primary, path: path)
+        }
+        lastSaved.withLock { $0 = snapshot }
+    }
+
+    private static func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey, path: String) throws(StoreError) {
+        let sealed: Data
+        do {
+            sealed = try StoreFormat.seal(try JSONEncoder().encode(snapshot), key: key)
+        } catch {
+            throw .undecodable(path: path, reason: "could not seal: \(error)")
+        }
+        try AtomicFile.write(sealed, to: path)
+    }
+
+    /// Opens sealed bytes with whichever configured key the header names.
+    static func decode(_ data: Data, keys: KeySources.Loaded, path: String) throws(StoreError) -> (
+        SessionSnapshot, StoreKey
+    ) {
+        let keyID = try StoreFormat.keyID(of: data, path: path)
+        guard let key = keys.all.first(where: { $0.id == keyID }) else {
+            throw .wrongKey(path: path, storeKeyID: keyID, available: keys.all.map { "\($0.id) (\($0.source))" })
+        }
+        let plaintext = try StoreFormat.open(data, key: key, path: path)
+        do {
+            return (try JSONDecoder().decode(SessionSnapshot.self, from: plaintext), key)
+        } catch {
+            throw .undecodable(path: path, reason: "\(error)")
+        }
+    }
+
+    private static func timestamp() -> String {
+        Date().formatted(
+            .iso8601.year().month().day().dateSeparator(.omitted).time(includingFractionalSeconds: false).timeSeparator(
+                .omitted
+            )
+        )
+    }
+}
