@@ -66,6 +66,34 @@ public struct AccessToken: Sendable, Decodable, Hashable, CustomStringConvertibl
     public var description: String { "AccessToken(\(tokenType), expires \(expiresAt.map { "\($0)" } ?? "unknown"))" }
 }
 
+/// What a device login asks the person to do.
+public struct DeviceVerification: Sendable, Decodable, Hashable {
+    /// Where to go.
+    public var uri: String
+    /// The same with the code filled in, when the provider gives one.
+    public var uriComplete: String?
+    /// The code to enter.
+    public var userCode: String
+    /// When the code stops working.
+    public var expiresAt: Date
+}
+
+/// Progress of a device login.
+public enum LoginProgress: Sendable, Hashable {
+    /// Show this to the person.
+    case verification(DeviceVerification)
+    /// The account is logged in.
+    case done(Account)
+}
+
+/// Where to send the browser for an authorization-code login.
+public struct BrowserAuthorization: Sendable, Decodable, Hashable {
+    /// The URL to open.
+    public var url: String
+    /// The value the redirect must carry back.
+    public var state: String
+}
+
 /// One reply of an event subscription.
 public enum SubscriptionUpdate: Sendable, Hashable {
     /// The subscription is live: every event after `sequence` will arrive.

@@ -83,6 +83,68 @@ public struct SesameClient: Sendable {
         _ = try await call("io.sesame.Accounts.Remove", ["account": .string(account)])
     }
 
+    /// Logs an account in with the device flow; the stream yields where to go and the code, then
+    /// the account once the person approved.
+    public func login(provider: String, scopes: [String]? = nil) async throws -> AsyncThrowingStream<
+        LoginProgress, any Error
+    > {
+        var parameters: [String: JSONValue] = ["provider": .string(provider), "flow": "device"]
+        if let scopes { parameters["scopes"] = .array(scopes.map { .string($0) }) }
+        let replies = try await connection.stream("io.sesame.Accounts.Login", parameters: parameters)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await reply in replies {
+                        if let verification = reply.parameters["verification"] {
+                            continuation.yield(.verification(try verification.decode(as: DeviceVerification.self)))
+                        } else if let account = reply.parameters["account"] {
+                            continuation.yield(.done(try account.decode(as: Account.self)))
+                        }
+                    }
+                    continuation.finish()
+                } catch let error as VarlinkError {
+                    continuation.finish(throwing: SesameError(error))
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Starts an authorization-code login whose redirect goes to `redirectURI` on 127.0.0.1;
+    /// open the returned URL in a browser, then call `completeLogin` with the redirect's code.
+    public func startBrowserLogin(provider: String, redirectURI: String, scopes: [String]? = nil) async throws
+        -> BrowserAuthorization
+    {
+        var parameters: [String: JSONValue] = [
+            "provider": .string(provider), "flow": "authorizationCode", "redirectUri": .string(redirectURI),
+        ]
+        if let scopes { parameters["scopes"] = .array(scopes.map { .string($0) }) }
+        struct Reply: Decodable { var authorization: BrowserAuthorization }
+        return try await call("io.sesame.Accounts.Login", parameters).decode(Reply.self).authorization
+    }
+
+    /// Finishes an authorization-code login.
+    public func completeLogin(state: String, code: String) async throws -> Account {
+        try await call("io.sesame.Accounts.CompleteLogin", ["state": .string(state), "code": .string(code)])
+            .decode(AccountReply.self).account
+    }
+
+    /// Refreshes the account's tokens now.
+    public func refresh(_ account: String) async throws -> Account {
+        try await call("io.sesame.Accounts.Refresh", ["account": .string(account)]).decode(AccountReply.self).account
+    }
+
+    /// Tells sesamed an API rejected `accessToken`; true when that made it refresh.
+    public func reportRejected(account: String, accessToken: String) async throws -> Bool {
+        struct Reply: Decodable { var refreshed: Bool }
+        return try await call(
+            "io.sesame.Accounts.ReportRejected",
+            ["account": .string(account), "accessToken": .string(accessToken)]
+        ).decode(Reply.self).refreshed
+    }
+
     /// Re-seals the token store under a new key (root only); returns the new key id.
     public func rekey() async throws -> String {
         struct Reply: Decodable { var keyId: String }

@@ -53,11 +53,19 @@ public struct Daemon: Sendable {
             onDamage: configuration.onDamagedStore,
             logger: logger
         )
+        let providers = Providers(
+            try ProviderFiles.load(
+                directory: configuration.providersDirectory,
+                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
+            )
+        )
+        logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = DaemonEngine(
             snapshot: snapshot,
             clock: SystemSessionClock(),
             persistence: store,
+            refresher: providers,
             policy: SessionPolicy(expiringMargin: configuration.expiringMargin),
             queueLimit: configuration.subscriberQueueLimit,
             historyLimit: configuration.eventHistoryLimit,
@@ -81,7 +89,7 @@ public struct Daemon: Sendable {
                     url: ""
                 )
             ),
-            interfaces: Self.interfaces(engine: engine, store: store),
+            interfaces: Self.interfaces(engine: engine, store: store, providers: providers),
             logger: logger
         )
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -115,13 +123,19 @@ public struct Daemon: Sendable {
         } catch is CancellationError {
             // A graceful shutdown cancels what is still running; that is the normal way out.
         }
+        await providers.shutdown()
         logger.info("stopped")
     }
 
-    static func interfaces(engine: DaemonEngine, store: EncryptedStore) -> [any VarlinkInterface] {
+    static func interfaces(engine: DaemonEngine, store: EncryptedStore, providers: Providers) -> [any VarlinkInterface]
+    {
         let descriptions = InterfaceDescriptions.byName
         return [
-            AccountsInterface(interfaceDescription: descriptions["io.sesame.Accounts"] ?? "", engine: engine),
+            AccountsInterface(
+                interfaceDescription: descriptions["io.sesame.Accounts"] ?? "",
+                engine: engine,
+                providers: providers
+            ),
             EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine),
             AdminInterface(interfaceDescription: descriptions["io.sesame.Admin"] ?? "", engine: engine, store: store),
             ErrorsOnlyInterface(

@@ -36,7 +36,7 @@ import Testing
             onDamage: .refuse,
             logger: Logger(label: "test")
         )
-        let interfaces = Daemon.interfaces(engine: testEngine(), store: store)
+        let interfaces = Daemon.interfaces(engine: testEngine(), store: store, providers: Providers([]))
         #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
         for interface in interfaces {
             #expect(interface.interfaceDescription.contains("interface \(interface.name)\n"))

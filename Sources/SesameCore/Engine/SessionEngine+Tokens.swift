@@ -1,6 +1,12 @@
 import Foundation
 
 extension SessionEngine {
+    /// The tokens the account holds right now, refreshed or not: what a logout revokes.
+    public func heldTokens(for id: String) throws(SessionError) -> TokenSet? {
+        guard let stored = accounts[id] else { throw .noSuchAccount(id) }
+        return stored.tokens
+    }
+
     /// The account's current tokens, refreshed first when the access token expires within the
     /// refresh margin. Refreshes are single-flight: concurrent callers share one refresh.
     public func tokens(for id: String) async throws(SessionError) -> TokenSet {
@@ -92,6 +98,11 @@ extension SessionEngine {
             accounts[id] = stored
             if old.accessTokenHasExpired(at: now) { throw .tokenExpired(id) }
             return old
+        case .failure(.invalidResponse(let reason)):
+            // Garbage from the provider changes nothing: back to where the account was, unannounced.
+            try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
+            accounts[id] = stored
+            throw .refreshFailed(account: id, reason: reason)
         case .failure(.needsLogin):
             try transition(&stored, to: .needsLogin)
             stored.tokens?.refreshToken = nil

@@ -14,6 +14,9 @@ public enum RefreshFailure: Error, Sendable, Hashable {
     case needsLogin(reason: String)
     /// The provider says the grant was revoked: the session is over.
     case revoked(reason: String)
+    /// The provider answered something invalid (malformed JSON, a bad signature, a token for
+    /// another client): nothing about the session changes because of it.
+    case invalidResponse(reason: String)
 }
 
 /// A refresher for when none is configured: every refresh is `unavailable`.

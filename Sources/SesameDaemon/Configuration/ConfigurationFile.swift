@@ -23,19 +23,7 @@ public enum ConfigurationFile {
     public static func parse(_ text: String, path: String, onto base: DaemonConfiguration) throws(ConfigurationError)
         -> DaemonConfiguration
     {
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw .syntax(
-                path: path,
-                line: error.source.begin.line,
-                column: error.source.begin.column,
-                message: error.description
-            )
-        } catch {
-            throw .syntax(path: path, line: 0, column: 0, message: "\(error)")
-        }
+        let root = try table(text, path: path)
         var configuration = base
         let reader = Reader(path: path)
         for tableName in root.keys {
@@ -51,6 +39,11 @@ public enum ConfigurationFile {
                     case "state_directory":
                         configuration.stateDirectory = try reader.absolutePath(value, key: "daemon.state_directory")
                     case "log_level": configuration.logLevel = try reader.logLevel(value, key: "daemon.log_level")
+                    case "providers_directory":
+                        configuration.providersDirectory = try reader.absolutePath(
+                            value,
+                            key: "daemon.providers_directory"
+                        )
                     default: return false
                     }
                     return true
@@ -128,6 +121,30 @@ public enum ConfigurationFile {
             }
         }
         return configuration
+    }
+
+    /// The file's text; a missing file is an error.
+    static func readText(_ path: String) throws(ConfigurationError) -> String {
+        guard let text = try readText(path, required: true) else {
+            throw .unreadable(path: path, reason: String(cString: strerror(ENOENT)))
+        }
+        return text
+    }
+
+    /// Parses TOML text into its root table, or a syntax error pointing at the line.
+    static func table(_ text: String, path: String) throws(ConfigurationError) -> TOMLTable {
+        do {
+            return try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw .syntax(
+                path: path,
+                line: error.source.begin.line,
+                column: error.source.begin.column,
+                message: error.description
+            )
+        } catch {
+            throw .syntax(path: path, line: 0, column: 0, message: "\(error)")
+        }
     }
 
     /// The file's text, or nil when it does not exist and is not required. Read with plain

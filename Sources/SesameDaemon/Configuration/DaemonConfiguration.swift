@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import SesameStore
 
@@ -26,6 +27,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var allowGeneratedKey: Bool
     /// What to do with a damaged token store.
     public var onDamagedStore: EncryptedStore.DamagePolicy
+    /// Where `providers.d/*.toml` are read from.
+    public var providersDirectory: String
 
     /// Creates a configuration from its parts.
     public init(
@@ -39,7 +42,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         eventHistoryLimit: Int = 4096,
         storeKeyFile: String? = nil,
         allowGeneratedKey: Bool = true,
-        onDamagedStore: EncryptedStore.DamagePolicy = .refuse
+        onDamagedStore: EncryptedStore.DamagePolicy = .refuse,
+        providersDirectory: String = "/etc/sesame/providers.d"
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -52,6 +56,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.storeKeyFile = storeKeyFile
         self.allowGeneratedKey = allowGeneratedKey
         self.onDamagedStore = onDamagedStore
+        self.providersDirectory = providersDirectory
     }
 
     /// The built-in defaults: system paths for root, the XDG directories for anyone else, and the
@@ -67,9 +72,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
             runtime = (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(uid)") + "/sesame"
             state = (environment["XDG_STATE_HOME"] ?? home + "/.local/state") + "/sesame"
         }
+        let configDirectory = (defaultFilePath(environment: environment, uid: uid) as NSString)
+            .deletingLastPathComponent
         return DaemonConfiguration(
             socketPath: (firstPath(environment["RUNTIME_DIRECTORY"]) ?? runtime) + "/io.sesame",
-            stateDirectory: firstPath(environment["STATE_DIRECTORY"]) ?? state
+            stateDirectory: firstPath(environment["STATE_DIRECTORY"]) ?? state,
+            providersDirectory: configDirectory + "/providers.d"
         )
     }
 

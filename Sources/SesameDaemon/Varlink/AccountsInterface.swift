@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import SesameCore
+import SesameProviders
 import SesameVarlink
 
 /// `io.sesame.Accounts`: what programs and `sesamectl` ask about and do with accounts.
@@ -7,6 +9,8 @@ struct AccountsInterface: VarlinkInterface {
     let name = "io.sesame.Accounts"
     let interfaceDescription: String
     let engine: DaemonEngine
+    let providers: Providers
+    let pendingLogins = PendingLogins()
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         let caller = Caller(peer: context.peer)
@@ -32,10 +36,47 @@ struct AccountsInterface: VarlinkInterface {
             )
         case "Logout":
             let id = try call.decodeParameters(AccountParameter.self).account
+            let account = try await engine.account(id, visibleTo: caller)
+            let revoked = await revokeRemotely(account, logger: context.logger)
+            let loggedOut = try await engine.logout(id, reason: .user, revokedRemotely: revoked)
+            context.logger.info("logged out", metadata: ["account": "\(id)", "revoked_remotely": "\(revoked)"])
+            return try VarlinkReply(AccountReply(account: loggedOut))
+        case "Login":
+            return try await login(call, caller: caller, context: context)
+        case "CompleteLogin":
+            let request = try call.decodeParameters(CompleteParameters.self)
+            guard let pending = await pendingLogins.take(state: request.state, owner: caller.peer.uid) else {
+                throw VarlinkLoginError.unknownLogin
+            }
+            let adapter = try providers.adapter(pending.provider)
+            let login: ProviderLogin
+            do {
+                login = try await adapter.finishAuthorizationCodeLogin(pending.request, code: request.code)
+            } catch {
+                throw VarlinkLoginError.provider(error)
+            }
+            return try await accountReply(
+                for: login,
+                provider: pending.provider,
+                owner: caller.peer.uid,
+                context: context
+            )
+        case "Refresh":
+            let id = try call.decodeParameters(AccountParameter.self).account
             _ = try await engine.account(id, visibleTo: caller)
-            let account = try await engine.logout(id)
-            context.logger.info("logged out", metadata: ["account": "\(id)"])
-            return try VarlinkReply(AccountReply(account: account))
+            _ = try await engine.refresh(id)
+            return try VarlinkReply(AccountReply(account: try await engine.account(id)))
+        case "ReportRejected":
+            let request = try call.decodeParameters(RejectedParameters.self)
+            _ = try await engine.account(request.account, visibleTo: caller)
+            // Refresh once, and only if the rejected token is still the current one: a hundred
+            // clients reporting the same stale token cause one refresh, not a hundred.
+            let current = try await engine.heldTokens(for: request.account)
+            guard current?.accessToken == request.accessToken else {
+                return try VarlinkReply(RejectedReply(refreshed: false))
+            }
+            _ = try await engine.refresh(request.account)
+            return try VarlinkReply(RejectedReply(refreshed: true))
         case "Remove":
             let id = try call.decodeParameters(AccountParameter.self).account
             _ = try await engine.account(id, visibleTo: caller)
@@ -44,6 +85,102 @@ struct AccountsInterface: VarlinkInterface {
             return .empty
         default:
             throw VarlinkError.methodNotFound(call.method)
+        }
+    }
+
+    private func login(_ call: VarlinkCall, caller: Caller, context: VarlinkCallContext) async throws -> VarlinkReply {
+        let request = try call.decodeParameters(LoginParameters.self)
+        let adapter = try providers.adapter(request.provider)
+        let flow =
+            try request.flow.map { name throws(VarlinkError) in
+                switch name {
+                case "device": ProviderConfiguration.Flow.device
+                case "authorizationCode": ProviderConfiguration.Flow.authorizationCode
+                default: throw .invalidParameter("flow")
+                }
+            } ?? adapter.defaultFlow
+        do {
+            switch flow {
+            case .device:
+                guard call.more else { throw VarlinkError.expectedMore }
+                let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
+                try await context.send(
+                    VarlinkReply(
+                        VerificationReply(
+                            verification: .init(
+                                uri: authorization.verificationURI,
+                                uriComplete: authorization.verificationURIComplete,
+                                userCode: authorization.userCode,
+                                expiresAt: authorization.expiresAt
+                            )
+                        )
+                    )
+                )
+                let login = try await adapter.finishDeviceLogin(authorization)
+                return try await accountReply(
+                    for: login,
+                    provider: request.provider,
+                    owner: caller.peer.uid,
+                    context: context
+                )
+            case .authorizationCode:
+                guard let redirect = request.redirectUri, Self.isLoopbackRedirect(redirect) else {
+                    throw VarlinkError.invalidParameter("redirectUri")
+                }
+                let started = try await adapter.startAuthorizationCodeLogin(
+                    redirectURI: redirect,
+                    scopes: request.scopes
+                )
+                await pendingLogins.add(started, provider: request.provider, owner: caller.peer.uid)
+                return try VarlinkReply(
+                    AuthorizationReply(authorization: .init(url: started.url, state: started.state))
+                )
+            }
+        } catch let error as ProviderError {
+            context.logger.notice("login failed", metadata: ["provider": "\(request.provider)", "error": "\(error)"])
+            throw VarlinkLoginError.provider(error)
+        }
+    }
+
+    /// RFC 8252: the redirect of a native app goes to the loopback interface, on a port the app
+    /// chose; anything else could hand the code to someone else.
+    static func isLoopbackRedirect(_ uri: String) -> Bool {
+        guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host else { return false }
+        return host == "127.0.0.1" || host == "[::1]" || host == "::1"
+    }
+
+    private func accountReply(for login: ProviderLogin, provider: String, owner: UInt32, context: VarlinkCallContext)
+        async throws -> VarlinkReply
+    {
+        let account = try await engine.importSession(
+            ImportedSession(
+                provider: provider,
+                subject: login.subject,
+                displayName: login.displayName,
+                owner: owner,
+                tokens: login.tokens
+            )
+        )
+        context.logger.info("logged in", metadata: ["account": "\(account.id)", "provider": "\(provider)"])
+        return try VarlinkReply(AccountReply(account: account))
+    }
+
+    /// Revokes the account's grant at its provider; false when that did not happen (no tokens,
+    /// no provider, no revocation endpoint, or the provider could not be reached). The local
+    /// wipe happens either way.
+    private func revokeRemotely(_ account: Account, logger: Logger) async -> Bool {
+        guard let tokens = try? await engine.heldTokens(for: account.id),
+            let adapter = try? providers.adapter(account.provider), adapter.capabilities.revocation
+        else { return false }
+        do {
+            try await adapter.revoke(tokens)
+            return true
+        } catch {
+            logger.warning(
+                "could not revoke at the provider; wiping the tokens here anyway",
+                metadata: ["account": "\(account.id)", "error": "\(error)"]
+            )
+            return false
         }
     }
 
@@ -86,6 +223,45 @@ struct AccountsInterface: VarlinkInterface {
         )
         return try VarlinkReply(AccountReply(account: account))
     }
+}
+
+private struct LoginParameters: Decodable {
+    var provider: String
+    var flow: String?
+    var redirectUri: String?
+    var scopes: [String]?
+}
+
+private struct CompleteParameters: Decodable {
+    var state: String
+    var code: String
+}
+
+private struct RejectedParameters: Decodable {
+    var account: String
+    var accessToken: String
+}
+
+private struct RejectedReply: Encodable {
+    var refreshed: Bool
+}
+
+private struct VerificationReply: Encodable {
+    struct Verification: Encodable {
+        var uri: String
+        var uriComplete: String?
+        var userCode: String
+        var expiresAt: Date
+    }
+    var verification: Verification
+}
+
+private struct AuthorizationReply: Encodable {
+    struct Authorization: Encodable {
+        var url: String
+        var state: String
+    }
+    var authorization: Authorization
 }
 
 private struct AccountParameter: Decodable {

@@ -1,0 +1,27 @@
+import SesameProviders
+import SesameVarlink
+
+/// The login errors of `io.sesame.Accounts`, mapped to Varlink in one place.
+enum VarlinkLoginError: Error, VarlinkErrorConvertible {
+    case noSuchProvider(String)
+    case unknownLogin
+    case provider(ProviderError)
+
+    var varlinkError: VarlinkError {
+        let interface = "io.sesame.Accounts."
+        switch self {
+        case .noSuchProvider(let name):
+            return VarlinkError(interface + "NoSuchProvider", parameters: ["provider": .string(name)])
+        case .unknownLogin:
+            return VarlinkError(interface + "NoSuchLogin")
+        case .provider(.accessDenied):
+            return VarlinkError(interface + "LoginDenied")
+        case .provider(.expired):
+            return VarlinkError(interface + "LoginExpired")
+        case .provider(.transient(let reason, _)):
+            return VarlinkError(interface + "ProviderUnavailable", parameters: ["reason": .string(reason)])
+        case .provider(let error):
+            return VarlinkError(interface + "ProviderFailed", parameters: ["reason": .string("\(error)")])
+        }
+    }
+}

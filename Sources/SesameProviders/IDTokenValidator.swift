@@ -1,0 +1,139 @@
+import Foundation
+import JWTKit
+
+/// The claims of an OpenID Connect ID token that Sesame relies on.
+struct IDTokenClaims: JWTIdentityToken {
+    var issuer: IssuerClaim
+    var subject: SubjectClaim
+    var audience: AudienceClaim
+    var expiration: ExpirationClaim
+    var nonce: String?
+    var name: String?
+    var email: String?
+    var preferredUsername: String?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer = "iss"
+        case subject = "sub"
+        case audience = "aud"
+        case expiration = "exp"
+        case nonce, name, email
+        case preferredUsername = "preferred_username"
+    }
+
+    /// Clocks disagree a little; an ID token is accepted up to this long past its expiry.
+    static let leeway: TimeInterval = 60
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try expiration.verifyNotExpired(currentDate: Date().addingTimeInterval(-Self.leeway))
+    }
+}
+
+/// Validates ID tokens against the provider's JWKS: signature (with an algorithm allow-list),
+/// issuer, audience, expiry with a small leeway, and nonce. Keys are fetched when first needed
+/// and again when a token names a key id we do not know, at most once a minute.
+actor IDTokenValidator {
+    private let issuer: String
+    private let clientID: String
+    private let jwksURI: String
+    private let allowedAlgorithms: Set<String>
+    private let http: OAuthHTTP
+    private var keys: JWTKeyCollection?
+    private var lastFetch: ContinuousClock.Instant?
+    static let refetchInterval: Duration = .seconds(60)
+
+    init(issuer: String, clientID: String, jwksURI: String, allowedAlgorithms: [String], http: OAuthHTTP) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.jwksURI = jwksURI
+        self.allowedAlgorithms = Set(allowedAlgorithms)
+        self.http = http
+    }
+
+    /// The token's claims, or `invalidResponse` saying what is wrong with it.
+    func validate(_ token: String, nonce: String?) async throws(ProviderError) -> IDTokenClaims {
+        try checkAlgorithm(token)
+        var claims: IDTokenClaims
+        do {
+            claims = try await verify(token, refetchIfUnknown: true)
+        }
+        guard claims.issuer.value == issuer else {
+            throw .invalidResponse("the ID token was issued by \(claims.issuer.value), not \(issuer)")
+        }
+        if let nonce, claims.nonce != nonce {
+            throw .invalidResponse("the ID token's nonce does not match the login")
+        }
+        claims.nonce = nil
+        return claims
+    }
+
+    private func verify(_ token: String, refetchIfUnknown: Bool) async throws(ProviderError) -> IDTokenClaims {
+        let keys = try await currentKeys()
+        do {
+            return try await keys.verify(token, as: IDTokenClaims.self, expectedAudience: clientID)
+        } catch let error as JWTError where error.errorType == .unknownKID || error.errorType == .missingKIDHeader {
+            guard refetchIfUnknown, mayRefetch else {
+                throw .invalidResponse("the ID token is signed with a key that is not in the provider's JWKS")
+            }
+            self.keys = nil
+            return try await verify(token, refetchIfUnknown: false)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw .invalidResponse("the ID token's signature does not verify")
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure {
+            throw .invalidResponse("the ID token is expired or not meant for this client (\(error.reason ?? "claims"))")
+        } catch {
+            throw .invalidResponse("the ID token does not verify (\(type(of: error)))")
+        }
+    }
+
+    private var mayRefetch: Bool {
+        guard let lastFetch else { return true }
+        return ContinuousClock.now - lastFetch >= Self.refetchInterval
+    }
+
+    private func currentKeys() async throws(ProviderError) -> JWTKeyCollection {
+        if let keys { return keys }
+        lastFetch = .now
+        let response = try await http.get(jwksURI)
+        guard response.status.code == 200 else {
+            throw .transient(reason: "JWKS answered HTTP \(response.status.code)", retryAfter: .seconds(5))
+        }
+        let collection = JWTKeyCollection()
+        do {
+            try await collection.add(jwksJSON: String(decoding: response.body, as: UTF8.self))
+        } catch {
+            throw .invalidResponse("the provider's JWKS cannot be read")
+        }
+        keys = collection
+        return collection
+    }
+
+    /// Refuses `none` and anything else outside the allow-list before any key is involved.
+    private func checkAlgorithm(_ token: String) throws(ProviderError) {
+        struct Header: Decodable { var alg: String }
+        guard let encoded = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let data = Data(base64URLEncoded: String(encoded)),
+            let header = try? JSONDecoder().decode(Header.self, from: data)
+        else {
+            throw .invalidResponse("the ID token is not a JWT")
+        }
+        guard allowedAlgorithms.contains(header.alg) else {
+            throw .invalidResponse("the ID token uses algorithm \(header.alg), which is not allowed")
+        }
+    }
+}
+
+extension Data {
+    /// Decodes unpadded base64url (RFC 4648 §5), as JWTs use it.
+    init?(base64URLEncoded text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
+    }
+
+    /// Encodes as unpadded base64url.
+    var base64URLEncoded: String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

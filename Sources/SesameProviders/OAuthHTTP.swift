@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SesameCore
+
+/// The few HTTP exchanges OAuth needs, each with a timeout, and the one place where what came
+/// back is classified: success, an OAuth error, a passing failure, or an invalid answer.
+struct OAuthHTTP: Sendable {
+    let client: HTTPClient
+    let timeout: Duration
+    /// Responses larger than this are not OAuth responses.
+    static let maximumBody = 1 << 20
+
+    /// A response body with its status and headers.
+    struct Response {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var body: Data
+    }
+
+    func get(_ url: String) async throws(ProviderError) -> Response {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        return try await send(request)
+    }
+
+    func postForm(_ url: String, _ fields: [(String, String)], basicAuth: (String, String)? = nil)
+        async throws(ProviderError)
+        -> Response
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        if let (user, password) = basicAuth {
+            let credentials = Data("\(Self.formEncode(user)):\(Self.formEncode(password))".utf8).base64EncodedString()
+            request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        }
+        let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode($0.1))" }.joined(separator: "&")
+        request.body = .bytes(ByteBuffer(string: body))
+        return try await send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(ProviderError) -> Response {
+        do {
+            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.timeInterval * 1e9)))
+            let body = try await response.body.collect(upTo: Self.maximumBody)
+            return Response(status: response.status, headers: response.headers, body: Data(body.readableBytesView))
+        } catch let error as HTTPClientError
+            where error == .deadlineExceeded || error == .readTimeout
+            || error == .connectTimeout
+        {
+            throw .transient(reason: "timed out", retryAfter: .seconds(5))
+        } catch is NIOTooManyBytesError {
+            throw .invalidResponse("the response is larger than \(Self.maximumBody) bytes")
+        } catch {
+            // Connection refused, reset, TLS failures: nothing says the provider is gone for good.
+            throw .transient(reason: "cannot reach the provider (\(type(of: error)))", retryAfter: .seconds(5))
+        }
+    }
+
+    /// `application/x-www-form-urlencoded` escaping (RFC 6749 appendix B).
+    static func formEncode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    /// Classifies an answer of a token-style endpoint: the decoded success body, or the error
+    /// it amounts to. `pendingErrors` are OAuth errors the caller handles itself (device polling).
+    static func classify<Success: Decodable>(_ response: Response, as type: Success.Type) throws(ProviderError)
+        -> Success
+    {
+        switch response.status.code {
+        case 200..<300:
+            do {
+                return try JSONDecoder().decode(type, from: response.body)
+            } catch {
+                throw .invalidResponse("malformed JSON from the provider")
+            }
+        case 429:
+            throw .transient(reason: "HTTP 429", retryAfter: retryAfter(response.headers) ?? .seconds(30))
+        case 500..<600:
+            throw .transient(
+                reason: "HTTP \(response.status.code)",
+                retryAfter: retryAfter(response.headers) ?? .seconds(5)
+            )
+        case 400, 401, 403:
+            guard let error = try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body) else {
+                throw .invalidResponse("HTTP \(response.status.code) without an OAuth error")
+            }
+            switch error.error {
+            case "temporarily_unavailable":
+                throw .transient(reason: error.error, retryAfter: retryAfter(response.headers) ?? .seconds(5))
+            case "access_denied":
+                throw .accessDenied
+            case "expired_token":
+                throw .expired
+            default:
+                throw .rejected(error: error.error, description: error.errorDescription)
+            }
+        default:
+            throw .invalidResponse("unexpected HTTP \(response.status.code)")
+        }
+    }
+
+    private static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        headers.first(name: "Retry-After").flatMap(Int.init).map { .seconds(max(1, min($0, 3600))) }
+    }
+}
+
+/// An OAuth 2.0 error response (RFC 6749 §5.2).
+struct OAuthErrorBody: Decodable {
+    var error: String
+    var errorDescription: String?
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+    }
+}
+
+/// A token response (RFC 6749 §5.1). Its descriptions never show the tokens.
+struct TokenResponse: Decodable {
+    var accessToken: String
+    var tokenType: String
+    var expiresIn: Int?
+    var refreshToken: String?
+    var refreshTokenExpiresIn: Int?
+    var idToken: String?
+    var scope: String?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case refreshTokenExpiresIn = "refresh_token_expires_in"
+        case idToken = "id_token"
+        case scope
+    }
+
+    /// The response as the engine keeps it, with expiry computed from `now`.
+    func tokenSet(now: Date, requestedScopes: [String]) -> TokenSet {
+        TokenSet(
+            accessToken: accessToken,
+            refreshToken: refreshToken,
+            idToken: idToken,
+            tokenType: tokenType,
+            accessTokenExpiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
+            refreshTokenExpiresAt: refreshTokenExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
+            scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes
+        )
+    }
+}

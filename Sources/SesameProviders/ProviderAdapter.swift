@@ -1,0 +1,114 @@
+import Foundation
+import SesameCore
+
+/// The one protocol every provider implements. Its job ends at tokens: it obtains, refreshes and
+/// revokes them and calls nothing else (no business APIs). Every call is async; no callback
+/// crosses a module boundary.
+public protocol ProviderAdapter: TokenRefresher {
+    /// The configured name, e.g. `google`.
+    var name: String { get }
+    /// What this provider can do.
+    var capabilities: ProviderCapabilities { get }
+    /// The flow a login uses when the caller does not choose.
+    var defaultFlow: ProviderConfiguration.Flow { get }
+    /// Starts a device authorization (RFC 8628): the code and where the person enters it.
+    func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization
+    /// Polls until the person approved or denied the device login, or it expired.
+    func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin
+    /// Builds the URL a browser opens for an authorization-code login with PKCE (RFC 7636).
+    func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)
+        -> AuthorizationRequest
+    /// Exchanges the code the redirect carried for tokens.
+    func finishAuthorizationCodeLogin(_ request: AuthorizationRequest, code: String) async throws(ProviderError)
+        -> ProviderLogin
+    /// Revokes the grant (RFC 7009): the refresh token, and the access token.
+    func revoke(_ tokens: TokenSet) async throws(ProviderError)
+}
+
+/// What a provider supports.
+public struct ProviderCapabilities: Sendable, Hashable {
+    /// Device authorization grant.
+    public var deviceFlow: Bool
+    /// Authorization code with PKCE and a loopback redirect.
+    public var authorizationCodeFlow: Bool
+    /// Token revocation.
+    public var revocation: Bool
+
+    /// Creates a capability set.
+    public init(deviceFlow: Bool, authorizationCodeFlow: Bool, revocation: Bool) {
+        self.deviceFlow = deviceFlow
+        self.authorizationCodeFlow = authorizationCodeFlow
+        self.revocation = revocation
+    }
+}
+
+/// A device login in progress: what to show the person, and what to poll with.
+public struct DeviceAuthorization: Sendable {
+    /// Where the person goes.
+    public var verificationURI: String
+    /// The same with the code filled in, when the provider gives one.
+    public var verificationURIComplete: String?
+    /// The code the person enters.
+    public var userCode: String
+    /// When the code stops working.
+    public var expiresAt: Date
+    /// How long to wait between polls; grows with `slow_down`.
+    public var interval: Duration
+    /// The secret the client polls with; never shown to anyone.
+    let deviceCode: String
+    /// The scopes asked for, kept for the token exchange.
+    let scopes: [String]
+}
+
+/// An authorization-code login in progress. The PKCE verifier and the nonce stay in the
+/// daemon; only `url` and `state` leave it.
+public struct AuthorizationRequest: Sendable {
+    /// Where the browser goes.
+    public var url: String
+    /// The single-use value the redirect must carry back.
+    public var state: String
+    /// The redirect URI the code is bound to.
+    public var redirectURI: String
+    let codeVerifier: String
+    let nonce: String
+    let scopes: [String]
+}
+
+/// The result of a login: tokens, and who logged in according to the validated ID token.
+public struct ProviderLogin: Sendable {
+    /// The tokens.
+    public var tokens: TokenSet
+    /// The stable subject identifier.
+    public var subject: String
+    /// A name to show, when the ID token carried one.
+    public var displayName: String?
+}
+
+/// Why a provider call failed, classified by what the daemon should do next.
+public enum ProviderError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The person refused (`access_denied`).
+    case accessDenied
+    /// The device code or authorization request expired.
+    case expired
+    /// This provider cannot do that (no device endpoint, no revocation, …).
+    case unsupported(String)
+    /// A failure that may pass: timeout, 5xx, 429, `temporarily_unavailable`.
+    case transient(reason: String, retryAfter: Duration)
+    /// The provider answered something that is not a valid response: malformed JSON, a bad
+    /// signature, a token for another client. Nothing is changed because of it.
+    case invalidResponse(String)
+    /// The provider refused the request itself (`invalid_grant`, `invalid_client`, …).
+    case rejected(error: String, description: String?)
+
+    public var description: String {
+        switch self {
+        case .accessDenied: "the login was denied"
+        case .expired: "the login expired before it was completed"
+        case .unsupported(let what): "the provider does not support \(what)"
+        case .transient(let reason, _): "the provider is unavailable for now (\(reason))"
+        case .invalidResponse(let reason): "the provider's answer is not acceptable: \(reason)"
+        case .rejected(let error, let description):
+            "the provider refused: \(error)\(description.map { " (\($0))" } ?? "")"
+        }
+    }
+}

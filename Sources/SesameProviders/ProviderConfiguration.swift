@@ -1,0 +1,112 @@
+import Foundation
+
+/// One configured OAuth 2.0 / OpenID Connect provider, as `providers.d/NAME.toml` describes it.
+public struct ProviderConfiguration: Sendable, Hashable {
+    /// How the login flow is chosen when the caller does not say.
+    public enum Flow: String, Sendable, Hashable, CaseIterable {
+        /// Device authorization grant (RFC 8628).
+        case device
+        /// Authorization code with PKCE and a loopback redirect (RFC 7636, RFC 8252).
+        case authorizationCode = "authorization_code"
+    }
+
+    /// The provider's name, used in account ids and events.
+    public var name: String
+    /// The issuer; endpoints not given explicitly are discovered from it.
+    public var issuer: String?
+    /// Explicit endpoints, which win over discovery.
+    public var endpoints: OAuthEndpoints
+    /// The OAuth client id.
+    public var clientID: String
+    /// The client secret for confidential clients, already read from its credential or file.
+    public var clientSecret: String?
+    /// Scopes asked for at login.
+    public var scopes: [String]
+    /// The flow `Login` uses by default.
+    public var flow: Flow
+    /// A PEM bundle of extra trusted CAs for a private issuer.
+    public var caFile: String?
+    /// How long one HTTP request may take.
+    public var requestTimeout: Duration
+    /// ID-token signature algorithms accepted.
+    public var allowedAlgorithms: [String]
+
+    /// Creates a provider configuration.
+    public init(
+        name: String,
+        issuer: String? = nil,
+        endpoints: OAuthEndpoints = OAuthEndpoints(),
+        clientID: String,
+        clientSecret: String? = nil,
+        scopes: [String] = ["openid"],
+        flow: Flow = .device,
+        caFile: String? = nil,
+        requestTimeout: Duration = .seconds(10),
+        allowedAlgorithms: [String] = ["RS256", "ES256", "PS256"]
+    ) {
+        self.name = name
+        self.issuer = issuer
+        self.endpoints = endpoints
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.flow = flow
+        self.caFile = caFile
+        self.requestTimeout = requestTimeout
+        self.allowedAlgorithms = allowedAlgorithms
+    }
+}
+
+/// The endpoints of an authorization server (RFC 8414 / OpenID Connect Discovery names).
+public struct OAuthEndpoints: Sendable, Hashable, Codable {
+    /// Where tokens are issued and refreshed.
+    public var tokenEndpoint: String?
+    /// Where device authorizations start.
+    public var deviceAuthorizationEndpoint: String?
+    /// Where the browser goes for an authorization-code login.
+    public var authorizationEndpoint: String?
+    /// Where tokens are revoked.
+    public var revocationEndpoint: String?
+    /// The signing keys of ID tokens.
+    public var jwksURI: String?
+    /// The issuer the server names itself.
+    public var issuer: String?
+
+    enum CodingKeys: String, CodingKey {
+        case tokenEndpoint = "token_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case authorizationEndpoint = "authorization_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case jwksURI = "jwks_uri"
+        case issuer
+    }
+
+    /// Creates a set of endpoints; any may be nil.
+    public init(
+        tokenEndpoint: String? = nil,
+        deviceAuthorizationEndpoint: String? = nil,
+        authorizationEndpoint: String? = nil,
+        revocationEndpoint: String? = nil,
+        jwksURI: String? = nil,
+        issuer: String? = nil
+    ) {
+        self.tokenEndpoint = tokenEndpoint
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.authorizationEndpoint = authorizationEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.jwksURI = jwksURI
+        self.issuer = issuer
+    }
+
+    /// These endpoints, with any that are missing taken from `discovered`.
+    func filled(from discovered: OAuthEndpoints) -> OAuthEndpoints {
+        OAuthEndpoints(
+            tokenEndpoint: tokenEndpoint ?? discovered.tokenEndpoint,
+            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint ?? discovered.deviceAuthorizationEndpoint,
+            authorizationEndpoint: authorizationEndpoint ?? discovered.authorizationEndpoint,
+            revocationEndpoint: revocationEndpoint ?? discovered.revocationEndpoint,
+            jwksURI: jwksURI ?? discovered.jwksURI,
+            issuer: issuer ?? discovered.issuer
+        )
+    }
+}
