@@ -66,7 +66,10 @@ public struct Daemon: Sendable {
             clock: SystemSessionClock(),
             persistence: store,
             refresher: providers,
-            policy: SessionPolicy(expiringMargin: configuration.expiringMargin),
+            policy: SessionPolicy(
+                expiringMargin: configuration.expiringMargin,
+                refreshAhead: configuration.refreshAhead
+            ),
             queueLimit: configuration.subscriberQueueLimit,
             historyLimit: configuration.eventHistoryLimit,
             observer: StatusService.observer(logger: logger, changes: statusStale),

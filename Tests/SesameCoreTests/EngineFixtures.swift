@@ -71,7 +71,11 @@ struct EngineFixture {
     init(
         snapshot: SessionSnapshot = SessionSnapshot(),
         refresher: ScriptedRefresher = ScriptedRefresher(),
-        policy: SessionPolicy = SessionPolicy(expiringMargin: .seconds(60), refreshMargin: .seconds(30))
+        policy: SessionPolicy = SessionPolicy(
+            expiringMargin: .seconds(60),
+            refreshMargin: .seconds(30),
+            refreshAhead: false
+        )
     ) {
         self.refresher = refresher
         engine = SessionEngine(

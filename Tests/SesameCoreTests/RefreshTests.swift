@@ -30,6 +30,51 @@ import Testing
         #expect(refreshed == [.loggedIn, .tokenRefreshed])
     }
 
+    @Test func tokensAreRefreshedAheadOfExpiryWithoutAnyoneAsking() async throws {
+        let fixture = EngineFixture(policy: SessionPolicy(expiringMargin: .seconds(30)))
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        // Due 360 s to 396 s (a tenth of the lifetime, plus jitter) before expiry.
+        fixture.clock.advance(by: .seconds(3600 - 400))
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        var waited = 0
+        while fixture.refresher.calls == 0 {
+            await waitForSleeper(fixture.clock)
+            fixture.clock.advance(by: .seconds(1))
+            waited += 1
+            for _ in 0..<50 { await Task.yield() }
+        }
+        #expect((4...40).contains(waited), "refreshed 360 to 396 s before expiry")
+        #expect(try await events.kinds(2) == [.loggedIn, .tokenRefreshed])
+        #expect(fixture.refresher.calls == 1)
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2")
+    }
+
+    @Test func theRefreshTimeLeavesShortLivedTokensAlone() {
+        let now = Date(timeIntervalSince1970: 0)
+        let policy = SessionPolicy(minimumRefreshInterval: .zero)
+        #expect(policy.refreshTime(obtainedAt: now, expiry: now.addingTimeInterval(2)) == now.addingTimeInterval(1))
+        let hour = policy.refreshTime(obtainedAt: now, expiry: now.addingTimeInterval(36000))!
+        #expect(hour <= now.addingTimeInterval(36000 - 3600) && hour >= now.addingTimeInterval(36000 - 3960))
+        #expect(SessionPolicy().refreshTime(obtainedAt: now, expiry: now.addingTimeInterval(20)) == nil)
+        #expect(SessionPolicy().refreshTime(obtainedAt: now, expiry: now) == nil)
+        #expect(
+            SessionPolicy(refreshAhead: false).refreshTime(obtainedAt: now, expiry: now.addingTimeInterval(60)) == nil
+        )
+    }
+
+    @Test func retriesBackOffExponentiallyUpToTheCap() {
+        let policy = SessionPolicy(maximumRetryDelay: .seconds(300))
+        let delays = (1...8).map { policy.retryDelay(afterFailures: $0, atLeast: .zero) }
+        for (failures, delay) in zip(1..., delays) {
+            let base = min(5 * pow(2, Double(failures - 1)), 300)
+            #expect(delay >= base && delay <= base * 1.2, "after \(failures) failures")
+        }
+        #expect(policy.retryDelay(afterFailures: 1, atLeast: .seconds(120)) >= 120, "Retry-After is honoured")
+    }
+
     @Test func aValidTokenIsHandedOutWithoutRefreshing() async throws {
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(3600))
@@ -48,7 +93,8 @@ import Testing
         _ = try await events.next()
         let failed = try #require(try await events.next())
         #expect(failed.kind == .refreshFailed && failed.state == .active)
-        #expect(failed.retryAt == fixture.clock.now.addingTimeInterval(30))
+        let retryIn = try #require(failed.retryAt).timeIntervalSince(fixture.clock.now)
+        #expect(retryIn >= 30 && retryIn <= 36, "the provider's 30 s, plus up to a fifth of jitter")
     }
 
     @Test func invalidGrantMeansNeedsLogin() async throws {

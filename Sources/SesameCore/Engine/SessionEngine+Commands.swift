@@ -49,8 +49,14 @@ extension SessionEngine {
         account.accessTokenExpiresAt = session.tokens.accessTokenExpiresAt
         account.refreshTokenExpiresAt = session.tokens.refreshTokenExpiresAt
         account.updatedAt = now
-        let stored = StoredAccount(account: account, tokens: session.tokens)
+        let stored = StoredAccount(
+            account: account,
+            tokens: session.tokens,
+            refreshAt: session.tokens.refreshToken == nil
+                ? nil : policy.refreshTime(obtainedAt: now, expiry: session.tokens.accessTokenExpiresAt)
+        )
         try commit([account.id: stored], announcing: [Announcement(kind: .loggedIn, account: account.id)])
+        abandonRefresh(of: account.id)
         return account
     }
 
@@ -65,21 +71,22 @@ extension SessionEngine {
         try transition(&stored, to: .loggedOut)
         stored.tokens = nil
         stored.expiringAnnounced = false
+        stored.refreshAt = nil
         stored.account.accessTokenExpiresAt = nil
         stored.account.refreshTokenExpiresAt = nil
-        refreshes[id]?.cancel()
         try commit(
             [id: stored],
             announcing: [Announcement(kind: .loggedOut, account: id, reason: reason, revokedRemotely: revokedRemotely)]
         )
+        abandonRefresh(of: id)
         return stored.account
     }
 
     /// Deletes the account record (logged out or not); announces `accountRemoved`.
     public func remove(_ id: String) throws(SessionError) {
         guard accounts[id] != nil else { throw .noSuchAccount(id) }
-        refreshes[id]?.cancel()
         try commit([id: nil], announcing: [Announcement(kind: .accountRemoved, account: id)])
+        abandonRefresh(of: id)
     }
 
     private func makeAccountID(provider: String) -> String {

@@ -28,11 +28,18 @@ extension SessionEngine {
                     announcements.append(Announcement(kind: .expired, account: id))
                 }
             }
-            guard !announcements.isEmpty else { continue }
-            stored.account.updatedAt = now
-            // A failed save is retried at the next check; the deadline is still due then.
-            if (try? commit([id: stored], announcing: announcements)) != nil {
-                fired += announcements.count
+            if !announcements.isEmpty {
+                stored.account.updatedAt = now
+                // A failed save is retried at the next check; the deadline is still due then.
+                if (try? commit([id: stored], announcing: announcements)) != nil {
+                    fired += announcements.count
+                }
+            }
+            if let current = accounts[id], current.account.state.canRefresh, let due = current.refreshAt, due <= now,
+                refreshes[id] == nil
+            {
+                // Refresh ahead of expiry in the background; its outcome is announced by itself.
+                _ = try? refreshTask(for: id)
             }
         }
         return fired
@@ -48,8 +55,11 @@ extension SessionEngine {
         while !Task.isCancelled {
             fireDueDeadlines()
             if let next = nextDeadline() {
-                let remaining = max(next.timeIntervalSince(clock.now), 0.001)
-                let step = min(remaining, policy.wallClockCheckInterval.timeInterval)
+                // A deadline still due after firing is one whose save failed: retry it at the
+                // next check rather than spin on a failing store.
+                let remaining = next.timeIntervalSince(clock.now)
+                let check = policy.wallClockCheckInterval.timeInterval
+                let step = remaining > 0 ? min(remaining, check) : check
                 do {
                     try await clock.sleep(for: .milliseconds(Int64((step * 1000).rounded(.up))))
                 } catch {
@@ -66,6 +76,9 @@ extension SessionEngine {
         var candidates: [Date] = []
         if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt {
             candidates.append(end)
+        }
+        if stored.account.state.canRefresh, let due = stored.refreshAt, refreshes[stored.account.id] == nil {
+            candidates.append(due)
         }
         if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {
             candidates.append(

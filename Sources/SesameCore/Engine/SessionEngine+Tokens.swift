@@ -31,29 +31,7 @@ extension SessionEngine {
 
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
     public func refresh(_ id: String) async throws(SessionError) -> TokenSet {
-        let task: Task<TokenSet, any Error>
-        if let running = refreshes[id] {
-            task = running
-        } else {
-            guard var stored = accounts[id], let tokens = stored.tokens, stored.account.state.canRefresh else {
-                throw accounts[id] == nil ? .noSuchAccount(id) : .needsLogin(id)
-            }
-            // `refreshing` is a passing state: shown by List, neither persisted nor announced.
-            try transition(&stored, to: .refreshing)
-            accounts[id] = stored
-            let account = stored.account
-            let refresher = self.refresher
-            task = Task {
-                let outcome: Result<TokenSet, RefreshFailure>
-                do throws(RefreshFailure) {
-                    outcome = .success(try await refresher.refresh(account, tokens: tokens))
-                } catch {
-                    outcome = .failure(error)
-                }
-                return try self.finishRefresh(id, outcome)
-            }
-            refreshes[id] = task
-        }
+        let task = try refreshTask(for: id)
         do {
             return try await task.value
         } catch let error as SessionError {
@@ -63,15 +41,70 @@ extension SessionEngine {
         }
     }
 
-    private func finishRefresh(_ id: String, _ outcome: Result<TokenSet, RefreshFailure>) throws(SessionError)
-        -> TokenSet
-    {
+    /// Refreshes the account because a client was refused `accessToken`, but only if that is
+    /// still the current token or a refresh is already under way: a hundred clients reporting
+    /// the same stale token cause one refresh, not a hundred. Returns whether it refreshed.
+    public func refresh(_ id: String, ifCurrentAccessToken accessToken: String) async throws(SessionError) -> Bool {
+        guard let stored = accounts[id] else { throw .noSuchAccount(id) }
+        guard refreshes[id] != nil || stored.tokens?.accessToken == accessToken else { return false }
+        _ = try await refresh(id)
+        return true
+    }
+
+    /// The refresh of `id` in flight, started now if none is.
+    func refreshTask(for id: String) throws(SessionError) -> Task<TokenSet, any Error> {
+        if let running = refreshes[id] { return running.task }
+        guard var stored = accounts[id], let tokens = stored.tokens, stored.account.state.canRefresh else {
+            throw accounts[id] == nil ? .noSuchAccount(id) : .needsLogin(id)
+        }
+        let startedFrom = stored.account.state
+        // `refreshing` is a passing state: shown by List, neither persisted nor announced.
+        try transition(&stored, to: .refreshing)
+        accounts[id] = stored
+        nextRefreshGeneration += 1
+        let generation = nextRefreshGeneration
+        let account = stored.account
+        let refresher = self.refresher
+        let task = Task<TokenSet, any Error> {
+            let outcome: Result<TokenSet, RefreshFailure>
+            do throws(RefreshFailure) {
+                outcome = .success(try await refresher.refresh(account, tokens: tokens))
+            } catch {
+                outcome = .failure(error)
+            }
+            return try self.finishRefresh(id, generation: generation, startedFrom: startedFrom, outcome)
+        }
+        refreshes[id] = InFlightRefresh(generation: generation, task: task)
+        // The deadline loop leaves accounts alone while they refresh; let it know.
+        changes.yield()
+        return task
+    }
+
+    private func finishRefresh(
+        _ id: String,
+        generation: UInt64,
+        startedFrom: SessionState,
+        _ outcome: Result<TokenSet, RefreshFailure>
+    ) throws(SessionError) -> TokenSet {
+        // Whatever happens below changes the deadlines; wake the loop to look again.
+        defer { changes.yield() }
+        guard refreshes[id]?.generation == generation else {
+            // Overtaken by a logout, removal or new login while the provider answered: its
+            // result is void, and callers get what the account holds now.
+            guard let stored = accounts[id] else { throw .noSuchAccount(id) }
+            guard stored.account.state == .active, let tokens = stored.tokens else { throw .needsLogin(id) }
+            return tokens
+        }
         refreshes[id] = nil
-        // The account may have been logged out or removed while the provider answered.
         guard var stored = accounts[id], stored.account.state == .refreshing, let old = stored.tokens else {
             throw .needsLogin(id)
         }
         let now = clock.now
+        let expiredMeanwhile = startedFrom == .active && old.accessTokenHasExpired(at: now)
+        /// The access token ran out while the provider was asked; say so, as the deadline would have.
+        func expiryAnnouncement() -> [Announcement] {
+            expiredMeanwhile ? [Announcement(kind: .expired, account: id)] : []
+        }
         switch outcome {
         case .success(var fresh):
             if fresh.refreshToken == nil { fresh.refreshToken = old.refreshToken }
@@ -83,30 +116,49 @@ extension SessionEngine {
             try transition(&stored, to: .active)
             stored.tokens = fresh
             stored.expiringAnnounced = false
+            stored.refreshAt =
+                fresh.refreshToken == nil
+                ? nil : policy.refreshTime(obtainedAt: now, expiry: fresh.accessTokenExpiresAt)
             stored.account.scopes = fresh.scopes
             stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
             stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
             try commitOrRestore(&stored, [Announcement(kind: .tokenRefreshed, account: id)])
+            refreshFailures[id] = nil
             return fresh
         case .failure(.transient(let reason, let retryAfter)):
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
-            let retryAt = now.addingTimeInterval(retryAfter.timeInterval)
-            try commitOrRestore(&stored, [Announcement(kind: .refreshFailed, account: id, retryAt: retryAt)])
+            let failures = (refreshFailures[id] ?? 0) + 1
+            let retryAt = now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: retryAfter))
+            stored.refreshAt = retryAt
+            try commitOrRestore(
+                &stored,
+                expiryAnnouncement() + [Announcement(kind: .refreshFailed, account: id, retryAt: retryAt)]
+            )
+            refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
         case .failure(.unavailable):
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
-            accounts[id] = stored
+            stored.refreshAt = nil
+            try commitOrRestore(&stored, expiryAnnouncement())
             if old.accessTokenHasExpired(at: now) { throw .tokenExpired(id) }
             return old
         case .failure(.invalidResponse(let reason)):
-            // Garbage from the provider changes nothing: back to where the account was, unannounced.
+            // Garbage from the provider changes nothing about the session: the account goes back
+            // to where it was (a planned refresh tries again after the backoff).
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
-            accounts[id] = stored
+            let failures = (refreshFailures[id] ?? 0) + 1
+            stored.refreshAt = stored.refreshAt.map { _ in
+                now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: .seconds(30)))
+            }
+            try commitOrRestore(&stored, expiryAnnouncement())
+            refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
         case .failure(.needsLogin):
             try transition(&stored, to: .needsLogin)
             stored.tokens?.refreshToken = nil
-            try commitOrRestore(&stored, [Announcement(kind: .needsLogin, account: id)])
+            stored.refreshAt = nil
+            try commitOrRestore(&stored, expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)])
+            refreshFailures[id] = nil
             throw .needsLogin(id)
         case .failure(.revoked):
             try transition(&stored, to: .needsLogin)
@@ -121,12 +173,14 @@ extension SessionEngine {
                     Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
                 ]
             )
+            refreshFailures[id] = nil
             throw .needsLogin(id)
         }
     }
 
     /// Commits a refresh outcome; if saving fails, the account leaves `refreshing` for the state
-    /// it had before, unannounced, so it is never stuck mid-refresh.
+    /// it had before, unannounced, so it is never stuck mid-refresh, and the planned refresh
+    /// waits a minute rather than hammer the provider while the store is failing.
     private func commitOrRestore(_ stored: inout StoredAccount, _ announcements: [Announcement]) throws(SessionError) {
         let id = stored.account.id
         do {
@@ -135,6 +189,7 @@ extension SessionEngine {
             if var current = accounts[id], current.account.state == .refreshing {
                 let expired = current.tokens?.accessTokenHasExpired(at: clock.now) ?? true
                 current.account.state = expired ? .expired : .active
+                current.refreshAt = current.refreshAt.map { _ in clock.now.addingTimeInterval(60) }
                 accounts[id] = current
             }
             throw error

@@ -17,7 +17,11 @@ public actor SessionEngine<Payload: Sendable> {
 
     var accounts: [String: StoredAccount]
     var lastSequence: UInt64
-    var refreshes: [String: Task<TokenSet, any Error>] = [:]
+    /// The refresh in flight per account, which every concurrent caller joins.
+    var refreshes: [String: InFlightRefresh] = [:]
+    var nextRefreshGeneration: UInt64 = 0
+    /// Transient refresh failures in a row per account, for the backoff; forgotten on success.
+    var refreshFailures: [String: Int] = [:]
     /// Wakes the deadline loop when a change may have added an earlier deadline.
     let changes: AsyncStream<Void>.Continuation
     var changeStream: AsyncStream<Void>?
@@ -91,6 +95,19 @@ public actor SessionEngine<Payload: Sendable> {
             visible = []
         }
         return (subscription, backlog, lastSequence, visible)
+    }
+
+    /// A refresh under way. The generation tells a refresh that still owns its account's slot
+    /// from one that was overtaken by a logout, removal or new login while it ran.
+    struct InFlightRefresh {
+        var generation: UInt64
+        var task: Task<TokenSet, any Error>
+    }
+
+    /// Forgets any refresh of `id` in flight: what it brings back no longer applies.
+    func abandonRefresh(of id: String) {
+        refreshes.removeValue(forKey: id)?.task.cancel()
+        refreshFailures[id] = nil
     }
 
     /// One event the commit announces once the change is saved.

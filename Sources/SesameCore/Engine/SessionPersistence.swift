@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Everything the engine must get back after a restart: the accounts with their tokens, and the
@@ -23,12 +24,15 @@ public struct StoredAccount: Sendable, Codable, Hashable {
     public var tokens: TokenSet?
     /// Whether `expiring` was already announced for the current access token.
     public var expiringAnnounced: Bool
+    /// When the next refresh ahead of expiry is due; nil when none is planned.
+    public var refreshAt: Date?
 
     /// Creates a stored account.
-    public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false) {
+    public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false, refreshAt: Date? = nil) {
         self.account = account
         self.tokens = tokens
         self.expiringAnnounced = expiringAnnounced
+        self.refreshAt = refreshAt
     }
 }
 

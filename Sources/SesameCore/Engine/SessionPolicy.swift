@@ -1,3 +1,5 @@
+import Foundation
+
 /// The timing rules of sessions.
 public struct SessionPolicy: Sendable, Hashable {
     /// `expiring` is announced this long before the access token expires.
@@ -7,15 +9,52 @@ public struct SessionPolicy: Sendable, Hashable {
     /// Longest monotonic sleep between checks of the wall clock, which bounds how late an event
     /// fires after a resume from suspend or a clock jump.
     public var wallClockCheckInterval: Duration
+    /// Whether tokens are refreshed ahead of expiry without anyone asking.
+    public var refreshAhead: Bool
+    /// The shortest time between two planned refreshes of one account, so a provider that hands
+    /// out very short-lived tokens is not asked again and again (callers still get fresh tokens:
+    /// `GetToken` refreshes on demand).
+    public var minimumRefreshInterval: Duration
+    /// The longest wait between retries after transient refresh failures.
+    public var maximumRetryDelay: Duration
 
     /// Creates a policy.
     public init(
         expiringMargin: Duration = .seconds(60),
         refreshMargin: Duration = .seconds(30),
-        wallClockCheckInterval: Duration = .seconds(1)
+        wallClockCheckInterval: Duration = .seconds(1),
+        refreshAhead: Bool = true,
+        minimumRefreshInterval: Duration = .seconds(30),
+        maximumRetryDelay: Duration = .seconds(300)
     ) {
         self.expiringMargin = expiringMargin
         self.refreshMargin = refreshMargin
         self.wallClockCheckInterval = wallClockCheckInterval
+        self.refreshAhead = refreshAhead
+        self.minimumRefreshInterval = minimumRefreshInterval
+        self.maximumRetryDelay = maximumRetryDelay
+    }
+
+    /// When tokens obtained at `now` that expire at `expiry` should be refreshed: ahead of expiry
+    /// by the larger of 60 s and 10 % of their lifetime, less up to a tenth of that at random so
+    /// many accounts do not refresh at once, but never before half the lifetime has passed.
+    /// Tokens without a lifetime, or living shorter than the minimum interval, are refreshed on
+    /// demand only.
+    public func refreshTime(obtainedAt now: Date, expiry: Date?) -> Date? {
+        guard refreshAhead, let expiry else { return nil }
+        let lifetime = expiry.timeIntervalSince(now)
+        guard lifetime > 0, lifetime >= minimumRefreshInterval.timeInterval else { return nil }
+        let margin = max(60, lifetime * 0.1)
+        let jitter = Double.random(in: 0...(margin * 0.1))
+        return max(expiry.addingTimeInterval(-margin - jitter), now.addingTimeInterval(lifetime / 2))
+    }
+
+    /// How long to wait before retrying after `failures` transient refresh failures in a row:
+    /// exponential from 5 s, capped at `maximumRetryDelay`, never sooner than the provider asked
+    /// (`atLeast`), with up to a fifth added at random so many clients do not retry in step.
+    public func retryDelay(afterFailures failures: Int, atLeast: Duration) -> TimeInterval {
+        let exponential = 5 * pow(2, Double(min(max(failures, 1), 16) - 1))
+        let base = max(min(exponential, maximumRetryDelay.timeInterval), atLeast.timeInterval)
+        return base + Double.random(in: 0...(base * 0.2))
     }
 }

@@ -17,6 +17,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// How long before an access token expires `expiring` is announced.
     public var expiringMargin: Duration
+    /// Whether tokens are refreshed ahead of expiry without anyone asking.
+    public var refreshAhead: Bool
     /// How many undelivered events one subscriber may have before it is cut off with `Lagged`.
     public var subscriberQueueLimit: Int
     /// How many recent events are kept for subscribers that resume with `since`.
@@ -38,6 +40,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maximumMessageSize: Int = 1 << 20,
         logLevel: Logger.Level = .info,
         expiringMargin: Duration = .seconds(60),
+        refreshAhead: Bool = true,
         subscriberQueueLimit: Int = 1024,
         eventHistoryLimit: Int = 4096,
         storeKeyFile: String? = nil,
@@ -51,6 +54,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.maximumMessageSize = maximumMessageSize
         self.logLevel = logLevel
         self.expiringMargin = expiringMargin
+        self.refreshAhead = refreshAhead
         self.subscriberQueueLimit = subscriberQueueLimit
         self.eventHistoryLimit = eventHistoryLimit
         self.storeKeyFile = storeKeyFile

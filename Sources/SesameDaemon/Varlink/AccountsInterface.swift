@@ -69,14 +69,8 @@ struct AccountsInterface: VarlinkInterface {
         case "ReportRejected":
             let request = try call.decodeParameters(RejectedParameters.self)
             _ = try await engine.account(request.account, visibleTo: caller)
-            // Refresh once, and only if the rejected token is still the current one: a hundred
-            // clients reporting the same stale token cause one refresh, not a hundred.
-            let current = try await engine.heldTokens(for: request.account)
-            guard current?.accessToken == request.accessToken else {
-                return try VarlinkReply(RejectedReply(refreshed: false))
-            }
-            _ = try await engine.refresh(request.account)
-            return try VarlinkReply(RejectedReply(refreshed: true))
+            let refreshed = try await engine.refresh(request.account, ifCurrentAccessToken: request.accessToken)
+            return try VarlinkReply(RejectedReply(refreshed: refreshed))
         case "Remove":
             let id = try call.decodeParameters(AccountParameter.self).account
             _ = try await engine.account(id, visibleTo: caller)

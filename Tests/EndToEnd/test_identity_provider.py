@@ -1,0 +1,328 @@
+"""The test identity provider (Tests/IdentityProvider) does what Sesame's OAuth end-to-end tests
+rely on: the real flows over plain HTTP, and /_test/ controls that steer and observe it."""
+
+import base64
+import hashlib
+import json
+import secrets
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+from jwcrypto import jwk, jws, jwt
+
+from idp_harness import DEVICE_GRANT, IDP, REPO, SCOPE, IdentityProvider
+
+
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory):
+    provider = IdentityProvider(tmp_path_factory.mktemp("idp")).start()
+    try:
+        yield provider
+        assert provider.stop() == 0, provider.log()
+    finally:
+        provider.kill()
+
+
+@pytest.fixture(autouse=True)
+def clean_slate(idp):
+    idp.clear_faults()
+    idp.reset_counters()
+
+
+def verified_claims(idp, id_token: str) -> dict:
+    """The ID token's claims, once its signature checks out against the provider's JWKS."""
+    keys = jwk.JWKSet.from_json(requests.get(idp.discovery()["jwks_uri"], timeout=10).text)
+    return json.loads(jwt.JWT(jwt=id_token, key=keys, algs=["RS256"]).claims)
+
+
+def error_of(response) -> str:
+    assert response.status_code == 400, response.text
+    return response.json()["error"]
+
+
+# Discovery and the flows
+
+
+def test_discovery_names_every_endpoint(idp):
+    document = idp.discovery()
+    assert document["issuer"] == idp.issuer
+    for name in ("authorization", "token", "device_authorization", "revocation", "introspection", "userinfo"):
+        assert document[f"{name}_endpoint"].startswith(idp.issuer + "/"), name
+    assert document["code_challenge_methods_supported"] == ["S256"]
+    assert "RS256" in document["id_token_signing_alg_values_supported"]
+    assert {"openid", "offline_access"} <= set(document["scopes_supported"])
+    keys = requests.get(document["jwks_uri"], timeout=10).json()["keys"]
+    assert [(key["kty"], key["alg"]) for key in keys] == [("RSA", "RS256")]
+
+
+def test_device_flow_is_pending_until_approved_then_gives_tokens(idp):
+    authorization = idp.start_device_login()
+    assert authorization["interval"] == 1
+    assert authorization["verification_uri_complete"].endswith(authorization["user_code"])
+    assert error_of(idp.poll(authorization["device_code"])) == "authorization_pending"
+
+    idp.approve(authorization["user_code"], "bob")
+    response = idp.poll(authorization["device_code"])
+    assert response.status_code == 200, response.text
+    tokens = response.json()
+    assert tokens["expires_in"] == 2 and tokens["refresh_token"]
+    claims = verified_claims(idp, tokens["id_token"])
+    assert (claims["iss"], claims["aud"], claims["preferred_username"]) == (idp.issuer, "sesame-device", "bob")
+    assert idp.token_status(tokens["access_token"]) and idp.token_status(tokens["refresh_token"])
+
+
+def test_denied_device_login_gets_access_denied(idp):
+    authorization = idp.start_device_login()
+    idp.deny(authorization["user_code"])
+    assert error_of(idp.poll(authorization["device_code"])) == "access_denied"
+    # Only a pending login can be decided.
+    response = requests.post(f"{idp.base}/_test/device/approve", json={"user_code": authorization["user_code"]})
+    assert response.status_code == 404
+
+
+def test_confidential_client_authenticates_with_basic_and_may_introspect(idp):
+    tokens = idp.device_login("confidential")
+    assert verified_claims(idp, tokens["id_token"])["aud"] == "sesame-confidential"
+    introspection = idp.post("introspection", "confidential", token=tokens["access_token"]).json()
+    assert introspection["active"] and introspection["username"] == "alice"
+
+    wrong = requests.post(
+        idp.endpoint("device_authorization"), data={"scope": SCOPE}, auth=("sesame-confidential", "wrong"), timeout=10
+    )
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "invalid_client")
+
+
+def test_refresh_rotates_and_a_reused_refresh_token_is_refused(idp):
+    first = idp.device_login()
+    response = idp.refresh(first["refresh_token"])
+    assert response.status_code == 200, response.text
+    second = response.json()
+    assert second["refresh_token"] != first["refresh_token"]
+    assert second["access_token"] != first["access_token"]
+    assert verified_claims(idp, second["id_token"])["sub"] == verified_claims(idp, first["id_token"])["sub"]
+
+    assert error_of(idp.refresh(first["refresh_token"])) == "invalid_grant"
+    # Reuse protection then revokes the whole family, as for a stolen token.
+    assert not idp.token_status(second["refresh_token"])
+    assert error_of(idp.refresh(second["refresh_token"])) == "invalid_grant"
+
+
+def test_access_token_lives_for_the_lifetime_given_at_launch(idp):
+    tokens = idp.device_login()
+    assert idp.token_status(tokens["access_token"])
+    time.sleep(tokens["expires_in"] + 0.2)
+    assert not idp.token_status(tokens["access_token"])
+    assert idp.refresh(tokens["refresh_token"]).status_code == 200
+
+
+def test_revocation_ends_the_grant(idp):
+    tokens = idp.device_login()
+    assert idp.post("revocation", "device", token=tokens["refresh_token"], token_type_hint="refresh_token").ok
+    assert not idp.token_status(tokens["refresh_token"])
+    assert not idp.token_status(tokens["access_token"])
+    assert error_of(idp.refresh(tokens["refresh_token"])) == "invalid_grant"
+
+    # Revoking just the access token strands its refresh token too: DOT refuses it from then on.
+    tokens = idp.device_login()
+    assert idp.post("revocation", "device", token=tokens["access_token"]).ok
+    assert not idp.token_status(tokens["refresh_token"])
+    assert idp.counters()["revocations"] == 2
+
+
+def authorize(idp, redirect_uri: str, cookies: dict) -> tuple[requests.Response, str, str]:
+    """Opens the authorization URL as a browser would; returns the answer, PKCE verifier, nonce."""
+    verifier, nonce = secrets.token_urlsafe(48), secrets.token_urlsafe(16)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    query = {
+        "response_type": "code",
+        "client_id": "sesame-code",
+        "redirect_uri": redirect_uri,
+        "scope": SCOPE,
+        "state": "state-" + nonce,
+        "nonce": nonce,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    response = requests.get(
+        idp.endpoint("authorization"), params=query, cookies=cookies, allow_redirects=False, timeout=10
+    )
+    return response, verifier, nonce
+
+
+@pytest.mark.parametrize("port", [8765, 50321])
+def test_authorization_code_with_pkce_on_any_loopback_port(idp, port):
+    redirect_uri = f"http://127.0.0.1:{port}/callback"
+    response, verifier, nonce = authorize(idp, redirect_uri, idp.login_cookie("alice"))
+    assert response.status_code == 302, response.text
+    location = response.headers["Location"]
+    assert location.startswith(redirect_uri + "?")
+    query = parse_qs(urlparse(location).query)
+    assert query["state"] == ["state-" + nonce]
+
+    fields = {"grant_type": "authorization_code", "code": query["code"][0], "redirect_uri": redirect_uri}
+    assert error_of(idp.post("token", "code", code_verifier="not-the-verifier", **fields)) == "invalid_grant"
+    response, verifier, nonce = authorize(idp, redirect_uri, idp.login_cookie("alice"))
+    fields["code"] = parse_qs(urlparse(response.headers["Location"]).query)["code"][0]
+    response = idp.post("token", "code", code_verifier=verifier, **fields)
+    assert response.status_code == 200, response.text
+    tokens = response.json()
+    assert tokens["refresh_token"]
+    claims = verified_claims(idp, tokens["id_token"])
+    assert (claims["aud"], claims["nonce"], claims["preferred_username"]) == ("sesame-code", nonce, "alice")
+
+
+@pytest.mark.parametrize("redirect_uri", ["http://127.0.0.1:8765/elsewhere", "http://localhost:8765/callback"])
+def test_authorization_refuses_unregistered_redirects(idp, redirect_uri):
+    response, _, _ = authorize(idp, redirect_uri, idp.login_cookie("alice"))
+    assert response.status_code == 400
+    assert "Location" not in response.headers
+
+
+def test_authorization_without_a_session_goes_to_login(idp):
+    response, _, _ = authorize(idp, "http://127.0.0.1:8765/callback", cookies={})
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/_test/login?")
+
+
+# Faults
+
+
+@pytest.mark.parametrize(
+    "fault, content_type",
+    [
+        (dict(status=500, body="it broke", content_type="text/plain"), "text/plain"),
+        (dict(status=429, headers={"Retry-After": "1"}), "application/json"),
+        (dict(status=200, body='{"access_token": '), "application/json"),
+        (dict(status=400, body={"error": "invalid_grant"}), "application/json"),
+        (dict(status=503, body={"error": "temporarily_unavailable"}), "application/json"),
+    ],
+    ids=["500", "429", "malformed-json", "invalid_grant", "temporarily_unavailable"],
+)
+def test_canned_answer_replaces_one_request(idp, fault, content_type):
+    tokens = idp.device_login()
+    idp.fault(path_prefix="/o/token/", grant_type="refresh_token", **fault)
+
+    faulted = idp.refresh(tokens["refresh_token"])
+    assert faulted.status_code == fault["status"]
+    assert faulted.headers["Content-Type"] == content_type
+    body = fault.get("body", "")
+    assert faulted.text == (body if isinstance(body, str) else json.dumps(body))
+    for name, value in fault.get("headers", {}).items():
+        assert faulted.headers[name] == value
+    # DOT never saw it, so the refresh token is still good, and the fault is used up.
+    assert idp.refresh(tokens["refresh_token"]).status_code == 200
+    assert idp.counters()["token_requests"] == {DEVICE_GRANT: 1, "refresh_token": 2}
+
+
+@pytest.mark.parametrize("error", ["slow_down", "expired_token"])
+def test_device_polling_errors(idp, error):
+    authorization = idp.start_device_login()
+    idp.fault(grant_type=DEVICE_GRANT, status=400, body={"error": error})
+    assert error_of(idp.poll(authorization["device_code"])) == error
+    assert error_of(idp.poll(authorization["device_code"])) == "authorization_pending"
+
+
+def test_fault_only_matches_its_grant_type_and_path(idp):
+    authorization = idp.start_device_login()
+    idp.fault(grant_type="refresh_token", status=500)
+    idp.fault(path_prefix="/o/.well-known/openid-configuration", status=503, count=2)
+    assert error_of(idp.poll(authorization["device_code"])) == "authorization_pending"
+    discovery = f"{idp.issuer}/.well-known/openid-configuration"
+    assert [requests.get(discovery, timeout=10).status_code for _ in range(3)] == [503, 503, 200]
+    assert len(idp.control("GET", "faults")["faults"]) == 1  # the refresh fault, still waiting
+    idp.clear_faults()
+    assert idp.control("GET", "faults")["faults"] == []
+
+
+def test_delayed_canned_answer_times_the_client_out(idp):
+    tokens = idp.device_login()
+    idp.fault(grant_type="refresh_token", status=500, delay=1.0)
+    with pytest.raises(requests.Timeout):
+        idp.refresh(tokens["refresh_token"], timeout=0.3)
+    assert idp.refresh(tokens["refresh_token"]).status_code == 200
+
+
+def test_delay_without_status_loses_a_served_answer(idp):
+    tokens = idp.device_login()
+    idp.fault(grant_type="refresh_token", delay=1.0)
+    with pytest.raises(requests.Timeout):
+        idp.refresh(tokens["refresh_token"], timeout=0.3)
+    # DOT rotated the refresh token before the answer was held back.
+    assert error_of(idp.refresh(tokens["refresh_token"])) == "invalid_grant"
+
+
+def test_id_token_signed_with_a_foreign_key_fails_verification_once(idp):
+    tokens = idp.device_login()
+    idp.fault(grant_type="refresh_token", id_token="foreign_key")
+    response = idp.refresh(tokens["refresh_token"])
+    assert response.status_code == 200
+    forged = jws.JWS.from_jose_token(response.json()["id_token"])
+    # It names the real key, so only checking the signature can catch it.
+    real_key = requests.get(idp.discovery()["jwks_uri"], timeout=10).json()["keys"][0]
+    assert forged.jose_header["kid"] == real_key["kid"]
+    with pytest.raises(jws.InvalidJWSSignature):
+        forged.verify(jwk.JWK(**real_key))
+    verified_claims(idp, idp.refresh(response.json()["refresh_token"]).json()["id_token"])
+
+
+def test_id_token_for_another_audience_once(idp):
+    tokens = idp.device_login()
+    idp.fault(grant_type="refresh_token", id_token="wrong_audience")
+    response = idp.refresh(tokens["refresh_token"])
+    claims = verified_claims(idp, response.json()["id_token"])
+    assert claims["aud"] in ("sesame-code", "sesame-confidential")
+    next_claims = verified_claims(idp, idp.refresh(response.json()["refresh_token"]).json()["id_token"])
+    assert next_claims["aud"] == "sesame-device"
+
+
+def test_bad_fault_is_refused(idp):
+    for fault in ({"status": 500, "id_token": "foreign_key"}, {"id_token": "nonsense"}, {"colour": "red"}):
+        response = requests.post(f"{idp.base}/_test/faults", json=fault, timeout=10)
+        assert response.status_code == 400, fault
+
+
+# Counters, lifecycle
+
+
+def test_counters_count_what_reached_the_token_and_revocation_endpoints(idp):
+    authorization = idp.start_device_login()
+    idp.poll(authorization["device_code"])
+    idp.approve(authorization["user_code"])
+    tokens = idp.poll(authorization["device_code"]).json()
+    idp.fault(grant_type="refresh_token", status=500)
+    idp.refresh(tokens["refresh_token"])
+    idp.post("revocation", "device", token=tokens["refresh_token"])
+    assert idp.counters() == {
+        "token_requests": {DEVICE_GRANT: 2, "refresh_token": 1},
+        "revocations": 1,
+        "device_authorizations": 1,
+    }
+    idp.reset_counters()
+    assert idp.counters() == {"token_requests": {}, "revocations": 0, "device_authorizations": 0}
+
+
+def test_restart_on_the_same_state_keeps_the_clients(tmp_path):
+    providers = []
+    try:
+        for _ in range(2):
+            provider = IdentityProvider(tmp_path).start()
+            providers.append(provider)
+            assert provider.device_login("confidential")["id_token"]
+            assert provider.stop() == 0
+        first, second = providers
+        assert second.clients == first.clients
+        assert set(first.clients) == {"device", "code", "confidential"}
+    finally:
+        for provider in providers:
+            provider.kill()
+
+
+def test_state_inside_the_repository_is_refused():
+    state = REPO / "idp-state"
+    result = subprocess.run([sys.executable, str(IDP), "--state", str(state)], capture_output=True, text=True)
+    assert result.returncode == 2 and "outside the repository" in result.stderr
+    assert not state.exists()

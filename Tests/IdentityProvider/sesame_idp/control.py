@@ -1,0 +1,269 @@
+"""Test-only control of the provider under /_test/: approve device logins, log a browser in,
+inject faults, count what reached DOT, and look tokens up. JSON in and out, no CSRF and no
+authentication: the server listens on 127.0.0.1 only and holds test users only."""
+
+import base64
+import dataclasses
+import functools
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections import Counter
+
+from django.conf import settings
+from django.contrib.auth import get_user_model, login
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import HttpResponse, JsonResponse, QueryDict
+from django.urls import path, reverse
+from django.views.decorators.csrf import csrf_exempt
+from jwcrypto import jwk, jwt
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_device_grant_model,
+    get_refresh_token_model,
+)
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.utils import jwk_from_pem
+
+ID_TOKEN_FAULTS = ("foreign_key", "wrong_audience")
+log = logging.getLogger("sesame_idp")
+
+
+@dataclasses.dataclass
+class Fault:
+    """What the next `count` requests under path_prefix get instead of (or on top of) DOT's answer.
+
+    With a status, the canned answer is sent after `delay` seconds and DOT never sees the request.
+    Without one, DOT serves the request at once and its answer is held back `delay` seconds, as an
+    answer lost on the way would be (a client that gave up has then lost, say, a rotated refresh
+    token); `id_token` then alters the ID token in that answer.
+    """
+
+    path_prefix: str = "/o/token/"
+    status: int | None = None
+    body: str = ""
+    content_type: str = "application/json"
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    delay: float = 0.0
+    count: int = 1
+    grant_type: str | None = None  # only token requests with this grant_type match
+    id_token: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.body, str):  # a JSON value, given as such
+            self.body = json.dumps(self.body)
+        if self.count < 1:
+            raise ValueError("count must be at least 1")
+        if self.id_token is not None and (self.id_token not in ID_TOKEN_FAULTS or self.status is not None):
+            raise ValueError(f"id_token must be one of {ID_TOKEN_FAULTS}, without a status")
+
+    def matches(self, request_path: str, grant_type: str | None) -> bool:
+        return request_path.startswith(self.path_prefix) and self.grant_type in (None, grant_type)
+
+
+class State:
+    """Faults waiting to happen and what was counted; shared by the server's threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.faults: list[Fault] = []
+        self.reset_counters()
+
+    def reset_counters(self):
+        with self.lock:
+            self.token_requests = Counter()
+            self.revocations = 0
+            self.device_authorizations = 0
+
+    def take_fault(self, request_path: str, grant_type: str | None) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.matches(request_path, grant_type):
+                    fault.count -= 1
+                    if fault.count == 0:
+                        self.faults.remove(fault)
+                    return fault
+        return None
+
+
+state = State()
+
+
+class FaultsAndCountersMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.token_path = reverse("oauth2_provider:token")
+        self.revoke_path = reverse("oauth2_provider:revoke-token")
+        self.device_path = reverse("oauth2_provider:device-authorization")
+
+    def __call__(self, request):
+        if request.path.startswith("/_test/"):
+            return self.get_response(request)
+        grant_type = self.count(request)
+        fault = state.take_fault(request.path, grant_type)
+        if fault is None:
+            return self.get_response(request)
+        log.info("Fault for %s %s: %s", request.method, request.path, fault)
+        if fault.status is not None:
+            time.sleep(fault.delay)
+            response = HttpResponse(fault.body, status=fault.status, content_type=fault.content_type)
+            for name, value in fault.headers.items():
+                response[name] = value
+            return response
+        response = self.get_response(request)
+        if fault.id_token:
+            response = alter_id_token(response, fault.id_token)
+        time.sleep(fault.delay)
+        return response
+
+    def count(self, request) -> str | None:
+        """Counts the request if it is one the tests ask about; returns its grant_type if it has one."""
+        if request.method != "POST":
+            return None
+        grant_type = None
+        if request.path == self.token_path:
+            # Reading the body here leaves it cached for DOT, which parses it again.
+            grant_type = QueryDict(request.body).get("grant_type", "")
+        with state.lock:
+            if grant_type is not None:
+                state.token_requests[grant_type] += 1
+            elif request.path == self.revoke_path:
+                state.revocations += 1
+            elif request.path == self.device_path:
+                state.device_authorizations += 1
+        return grant_type
+
+
+def alter_id_token(response, mode: str):
+    """Re-signs the ID token in a token response: with a key the JWKS does not have (keeping the
+    real key's kid, so only the signature check can catch it), or for another client's audience."""
+    try:
+        payload = json.loads(response.content)
+        header, claims = (json.loads(b64decode(part)) for part in payload["id_token"].split(".")[:2])
+    except (ValueError, KeyError, TypeError):
+        return response  # an error answer: nothing to alter
+    key = jwk_from_pem(oauth2_settings.OIDC_RSA_PRIVATE_KEY)
+    if mode == "wrong_audience":
+        others = get_application_model().objects.exclude(client_id=claims["aud"])
+        claims["aud"] = others.values_list("client_id", flat=True).first()
+    else:
+        key = foreign_key()
+    token = jwt.JWT(header=header, claims=claims)
+    token.make_signed_token(key)
+    payload["id_token"] = token.serialize()
+    response.content = json.dumps(payload)
+    return response
+
+
+def b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@functools.cache
+def foreign_key() -> jwk.JWK:
+    return jwk.JWK.generate(kty="RSA", size=2048)
+
+
+def endpoint(*methods):
+    """A test endpoint: JSON body in (empty means {}), JSON out, bad input answered with 400."""
+
+    def wrap(handler):
+        @csrf_exempt
+        def view(request):
+            if request.method not in methods:
+                return JsonResponse({"error": f"use {' or '.join(methods)}"}, status=405)
+            try:
+                data = json.loads(request.body or b"{}")
+                return handler(request, data)
+            except ObjectDoesNotExist as error:
+                return JsonResponse({"error": str(error)}, status=404)
+            except (ValueError, TypeError, KeyError) as error:
+                return JsonResponse({"error": f"bad request: {error!r}"}, status=400)
+
+        return view
+
+    return wrap
+
+
+def decide_device_grant(data, status):
+    DeviceGrant = get_device_grant_model()
+    grant = DeviceGrant.objects.get(user_code=data["user_code"], status=DeviceGrant.AUTHORIZATION_PENDING)
+    grant.user = get_user_model().objects.get(username=data.get("username", "alice"))
+    grant.status = status
+    grant.save(update_fields=["user", "status"])
+    return JsonResponse({"user_code": grant.user_code, "status": status})
+
+
+@endpoint("POST")
+def approve_device(request, data):
+    return decide_device_grant(data, get_device_grant_model().AUTHORIZED)
+
+
+@endpoint("POST")
+def deny_device(request, data):
+    return decide_device_grant(data, get_device_grant_model().DENIED)
+
+
+@endpoint("POST")
+def login_browser(request, data):
+    """Logs the caller's session in; the Set-Cookie it answers with then opens /o/authorize/."""
+    user = get_user_model().objects.get(username=data["username"])
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    return JsonResponse({"cookies": {settings.SESSION_COOKIE_NAME: request.session.session_key}})
+
+
+@endpoint("GET", "POST", "DELETE")
+def faults(request, data):
+    with state.lock:
+        if request.method == "POST":
+            state.faults.append(Fault(**data))
+        elif request.method == "DELETE":
+            state.faults.clear()
+        return JsonResponse({"faults": [dataclasses.asdict(fault) for fault in state.faults]})
+
+
+@endpoint("GET")
+def counters(request, data):
+    with state.lock:
+        return JsonResponse(
+            {
+                "token_requests": dict(state.token_requests),
+                "revocations": state.revocations,
+                "device_authorizations": state.device_authorizations,
+            }
+        )
+
+
+@endpoint("POST")
+def reset_counters(request, data):
+    state.reset_counters()
+    return JsonResponse({})
+
+
+@endpoint("POST")
+def token_status(request, data):
+    """Whether DOT would still honour a token: an access token until it expires, a refresh token
+    until it is revoked or loses its access token (DOT refuses such an orphan)."""
+    checksum = hashlib.sha256(data["token"].encode()).hexdigest()
+    access = get_access_token_model().objects.filter(token_checksum=checksum).first()
+    if access is not None:
+        return JsonResponse({"active": not access.is_expired(), "kind": "access_token"})
+    refresh = get_refresh_token_model().objects.filter(token_checksum=checksum)
+    if refresh.exists():
+        active = refresh.filter(revoked__isnull=True, access_token__isnull=False).exists()
+        return JsonResponse({"active": active, "kind": "refresh_token"})
+    return JsonResponse({"active": False, "kind": None})
+
+
+urlpatterns = [
+    path("device/approve", approve_device),
+    path("device/deny", deny_device),
+    path("login", login_browser),
+    path("faults", faults),
+    path("counters", counters),
+    path("counters/reset", reset_counters),
+    path("token-status", token_status),
+]

@@ -1,0 +1,74 @@
+"""Where the test provider departs from django-oauth-toolkit 3.4.1 / oauthlib 3.3.1 as they come:
+each change makes it answer as the RFCs, and the providers Sesame meets, do."""
+
+import base64
+import hashlib
+import json
+import time
+from urllib.parse import unquote_plus
+
+from django.http import JsonResponse
+from oauth2_provider import views
+from oauth2_provider.oauth2_validators import OAuth2Validator
+
+from .settings import DEVICE_GRANT
+
+
+class Validator(OAuth2Validator):
+    def get_additional_claims(self):
+        """The profile and email claims Sesame shows; DOT only hands out those the scopes allow."""
+        return {
+            "preferred_username": lambda request: request.user.username,
+            "name": lambda request: request.user.get_full_name(),
+            "email": lambda request: request.user.email,
+        }
+
+    def save_bearer_token(self, token, request, *args, **kwargs):
+        # oauthlib's device grant has no OpenID Connect part: it answers without an ID token even
+        # when openid was granted. The token dict is sent as it stands after this call, and DOT
+        # links the access token to an ID token found in it, so the ID token is added here, made
+        # as oauthlib's OpenID grants make theirs.
+        if request.grant_type == DEVICE_GRANT and "openid" in request.scopes:
+            claims = {"aud": request.client_id, "iat": int(time.time()), "at_hash": at_hash(token["access_token"])}
+            token["id_token"] = self.finalize_id_token(claims, token, None, request)
+        super().save_bearer_token(token, request, *args, **kwargs)
+
+
+def at_hash(access_token: str) -> str:
+    """OpenID Connect Core §3.1.3.6: the left half of the token's SHA-256, base64url."""
+    digest = hashlib.sha256(access_token.encode()).digest()
+    return base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
+
+
+class DeviceAuthorizationView(views.DeviceAuthorizationView):
+    """RFC 8628 §3.1 lets a confidential client authenticate with HTTP Basic alone; oauthlib still
+    wants client_id in the body, so it is taken from the credentials (which are then checked)."""
+
+    def post(self, request, *args, **kwargs):
+        scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+        if "client_id" not in request.POST and scheme.lower() == "basic":
+            try:
+                client_id = unquote_plus(base64.b64decode(credentials).decode().partition(":")[0])
+            except ValueError:  # not base64, or not UTF-8: oauthlib rejects the request
+                client_id = None
+            if client_id:
+                request.POST = request.POST.copy()
+                request.POST["client_id"] = client_id
+        return super().post(request, *args, **kwargs)
+
+
+class DiscoveryView(views.ConnectDiscoveryInfoView):
+    """DOT's OpenID discovery document, plus what DOT leaves out of it: it names revocation and
+    introspection only in its RFC 8414 document and the device authorization endpoint nowhere.
+    Real providers list them here, and Sesame finds its endpoints here."""
+
+    def get(self, request, *args, **kwargs):
+        document = json.loads(super().get(request, *args, **kwargs).content)
+        for key, view in [
+            ("device_authorization_endpoint", "device-authorization"),
+            ("revocation_endpoint", "revoke-token"),
+            ("introspection_endpoint", "introspect"),
+        ]:
+            document[key] = self._get_endpoint_url(request, view, required=True)
+        document["grant_types_supported"] = ["authorization_code", "refresh_token", DEVICE_GRANT]
+        return JsonResponse(document, headers={"Access-Control-Allow-Origin": "*"})
