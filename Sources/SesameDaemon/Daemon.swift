@@ -57,7 +57,8 @@ public struct Daemon: Sendable {
             try ProviderFiles.load(
                 directory: configuration.providersDirectory,
                 credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
-            )
+            ),
+            logger: logger
         )
         logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -68,6 +69,7 @@ public struct Daemon: Sendable {
             refresher: providers,
             policy: SessionPolicy(
                 expiringMargin: configuration.expiringMargin,
+                refreshMargin: configuration.refreshMargin,
                 refreshAhead: configuration.refreshAhead
             ),
             queueLimit: configuration.subscriberQueueLimit,

@@ -12,7 +12,8 @@ struct Sesamectl: AsyncParsableCommand {
         abstract: "Show and control the login sessions sesamed owns.",
         version: SesameVersion.current,
         subcommands: [
-            Status.self, Accounts.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self, Rekey.self,
+            Status.self, Accounts.self, Login.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self,
+            Rekey.self,
         ]
     )
 }

@@ -64,6 +64,7 @@ extension SubscriptionUpdate {
             line += " provider=\(event.provider) state=\(event.state.rawValue)"
             if let expiry = event.accessTokenExpiresAt { line += " expires=\(Formatting.time(expiry))" }
             if let reason = event.reason { line += " reason=\(reason.rawValue)" }
+            if let revoked = event.revokedRemotely { line += " revoked-at-provider=\(revoked ? "yes" : "no")" }
             if let retry = event.retryAt { line += " retry=\(Formatting.time(retry))" }
             return line
         }

@@ -26,6 +26,9 @@ struct SesamedCommand: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: "Directory for the token store and other state.")
     var stateDirectory: String?
 
+    @Option(name: .customLong("providers-dir"), help: "Directory of provider files (NAME.toml).")
+    var providersDirectory: String?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
@@ -42,6 +45,7 @@ struct SesamedCommand: AsyncParsableCommand {
         }
         if let socket { configuration.socketPath = socket }
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        if let providersDirectory { configuration.providersDirectory = providersDirectory }
 
         let journal = JournalLogHandler.isJournalConnected(environment: environment)
         let level = configuration.logLevel

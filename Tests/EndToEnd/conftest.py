@@ -1,6 +1,7 @@
 import pytest
 
 from harness import Daemon
+from idp_harness import IdentityProvider
 
 
 @pytest.fixture
@@ -14,3 +15,15 @@ def daemon(tmp_path):
         assert "Fatal error" not in instance.log()
     finally:
         instance.kill()
+
+
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory):
+    """The test identity provider (Tests/IdentityProvider), one per test module; its access
+    tokens live 2 s. It must stop cleanly after the module."""
+    provider = IdentityProvider(tmp_path_factory.mktemp("idp")).start()
+    try:
+        yield provider
+        assert provider.stop() == 0, provider.log()
+    finally:
+        provider.kill()

@@ -17,16 +17,6 @@ from jwcrypto import jwk, jws, jwt
 from idp_harness import DEVICE_GRANT, IDP, REPO, SCOPE, IdentityProvider
 
 
-@pytest.fixture(scope="module")
-def idp(tmp_path_factory):
-    provider = IdentityProvider(tmp_path_factory.mktemp("idp")).start()
-    try:
-        yield provider
-        assert provider.stop() == 0, provider.log()
-    finally:
-        provider.kill()
-
-
 @pytest.fixture(autouse=True)
 def clean_slate(idp):
     idp.clear_faults()

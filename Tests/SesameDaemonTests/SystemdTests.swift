@@ -36,7 +36,11 @@ import Testing
             onDamage: .refuse,
             logger: Logger(label: "test")
         )
-        let interfaces = Daemon.interfaces(engine: testEngine(), store: store, providers: Providers([]))
+        let interfaces = Daemon.interfaces(
+            engine: testEngine(),
+            store: store,
+            providers: Providers([], logger: Logger(label: "test"))
+        )
         #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
         for interface in interfaces {
             #expect(interface.interfaceDescription.contains("interface \(interface.name)\n"))

@@ -67,6 +67,9 @@ public enum ConfigurationFile {
                     case "expiring_margin":
                         let seconds = try reader.integer(value, key: "sessions.expiring_margin", in: 0...86400)
                         configuration.expiringMargin = .seconds(seconds)
+                    case "refresh_margin":
+                        let seconds = try reader.integer(value, key: "sessions.refresh_margin", in: 0...3600)
+                        configuration.refreshMargin = .seconds(seconds)
                     case "refresh_ahead":
                         guard let enabled = value.bool else {
                             throw .wrongType(path: path, key: "sessions.refresh_ahead", expected: "true or false")

@@ -17,6 +17,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// How long before an access token expires `expiring` is announced.
     public var expiringMargin: Duration
+    /// `GetToken` refreshes a token that expires within this long rather than hand it out.
+    public var refreshMargin: Duration
     /// Whether tokens are refreshed ahead of expiry without anyone asking.
     public var refreshAhead: Bool
     /// How many undelivered events one subscriber may have before it is cut off with `Lagged`.
@@ -40,6 +42,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maximumMessageSize: Int = 1 << 20,
         logLevel: Logger.Level = .info,
         expiringMargin: Duration = .seconds(60),
+        refreshMargin: Duration = .seconds(30),
         refreshAhead: Bool = true,
         subscriberQueueLimit: Int = 1024,
         eventHistoryLimit: Int = 4096,
@@ -54,6 +57,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.maximumMessageSize = maximumMessageSize
         self.logLevel = logLevel
         self.expiringMargin = expiringMargin
+        self.refreshMargin = refreshMargin
         self.refreshAhead = refreshAhead
         self.subscriberQueueLimit = subscriberQueueLimit
         self.eventHistoryLimit = eventHistoryLimit

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import SesameCore
 import SesameProviders
 import Synchronization
@@ -9,8 +10,10 @@ import Synchronization
 final class Providers: TokenRefresher {
     private let adapters: [String: any ProviderAdapter]
     private let ownedClients: [HTTPClient]
+    private let logger: Logger
 
-    init(_ configurations: [ProviderConfiguration]) {
+    init(_ configurations: [ProviderConfiguration], logger: Logger) {
+        self.logger = logger
         var adapters: [String: any ProviderAdapter] = [:]
         var owned: [HTTPClient] = []
         for configuration in configurations {
@@ -32,7 +35,23 @@ final class Providers: TokenRefresher {
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
         guard let adapter = adapters[account.provider] else { throw .unavailable }
-        return try await adapter.refresh(account, tokens: tokens)
+        do throws(RefreshFailure) {
+            return try await adapter.refresh(account, tokens: tokens)
+        } catch {
+            // Events say what a failure did to the session; the log says why it happened. The
+            // reasons are ours or the provider's error codes, never token material.
+            let level: Logger.Level =
+                switch error {
+                case .transient, .unavailable: .notice
+                case .needsLogin, .revoked, .invalidResponse: .warning
+                }
+            logger.log(
+                level: level,
+                "refresh failed",
+                metadata: ["account": "\(account.id)", "provider": "\(account.provider)", "failure": "\(error)"]
+            )
+            throw error
+        }
     }
 
     /// Closes the HTTP clients made for private CAs.
