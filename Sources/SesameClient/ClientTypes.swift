@@ -16,8 +16,11 @@ public struct ServiceInfo: Sendable, Decodable, Hashable {
     public var interfaces: [String]
 }
 
-/// Tokens a program obtained itself, as it hands them to `importTokens`.
-public struct ImportedTokens: Sendable, Codable, Hashable {
+/// Tokens a program obtained itself, as it hands them to `importTokens`. Its descriptions never
+/// show token text, so printing or logging one leaks nothing.
+public struct ImportedTokens: Sendable, Codable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The access token.
     public var accessToken: String
     /// The refresh token, if the provider issued one.
@@ -50,6 +53,18 @@ public struct ImportedTokens: Sendable, Codable, Hashable {
         self.expiresIn = expiresIn
         self.refreshExpiresIn = refreshExpiresIn
         self.scopes = scopes
+    }
+
+    public var description: String {
+        let refresh = refreshToken == nil ? "no refresh token" : "a refresh token"
+        let expiry = expiresIn.map { "expires in \($0) s" } ?? "no stated expiry"
+        return "ImportedTokens(redacted; \(refresh), \(expiry), scopes: \((scopes ?? []).joined(separator: " ")))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["redacted": description])
     }
 }
 

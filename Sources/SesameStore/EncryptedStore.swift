@@ -133,11 +133,12 @@ public final class EncryptedStore: SessionPersistence {
     }
 
     private func write(_ snapshot: SessionSnapshot) throws(StoreError) {
-        // The key lock also orders writes against a rekey.
+        // The key lock also orders writes against a rekey, which re-seals `lastSaved`: it must
+        // never see a snapshot older than the file it replaces.
         try keys.withLock { keys throws(StoreError) in
             try Self.writeSealed(snapshot, key: keys.primary, path: path)
+            lastSaved.withLock { $0 = snapshot }
         }
-        lastSaved.withLock { $0 = snapshot }
     }
 
     private static func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey, path: String) throws(StoreError) {

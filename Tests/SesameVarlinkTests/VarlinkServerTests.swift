@@ -113,6 +113,25 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
         }
     }
 
+    @Test func abandoningAStreamHangsUpRatherThanBlockLaterCalls() async throws {
+        try await withServer { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            for try await reply in try await client.stream("org.example.test.Count", parameters: ["n": 1_000_000]) {
+                #expect(reply.parameters["i"] == 0)
+                break
+            }
+            // Without the hang-up this call would wait behind a million replies.
+            await #expect(throws: VarlinkClientError.connectionClosed) {
+                try await client.call("org.example.test.Echo", parameters: ["text": "after"])
+            }
+            let fresh = try await VarlinkClient.connect(unixSocketPath: path)
+            #expect(
+                try await fresh.call("org.example.test.Echo", parameters: ["text": "hi"]).parameters["text"] == "hi"
+            )
+            await fresh.close()
+        }
+    }
+
     @Test func namesUnknownInterfacesMethodsAndBadParameters() async throws {
         try await withServer { path in
             let client = try await VarlinkClient.connect(unixSocketPath: path)

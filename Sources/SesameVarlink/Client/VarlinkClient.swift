@@ -75,13 +75,20 @@ public actor VarlinkClient {
     }
 
     /// Calls `method` with `more` and returns its replies as they arrive; an error reply ends the
-    /// stream by throwing `VarlinkError`.
+    /// stream by throwing `VarlinkError`. Abandoning the stream before its last reply closes the
+    /// connection: Varlink cancels a call only by hanging up, and replies to later calls would
+    /// otherwise wait behind the abandoned one forever.
     public func stream(
         _ method: String,
         parameters: [String: JSONValue] = [:]
     ) throws -> AsyncThrowingStream<VarlinkReplyMessage, any Error> {
         let frame = try VarlinkCall(method: method, parameters: parameters, more: true).frame()
         let (stream, continuation) = AsyncThrowingStream<VarlinkReplyMessage, any Error>.makeStream()
+        continuation.onTermination = { termination in
+            if case .cancelled = termination {
+                Task { await self.close() }
+            }
+        }
         if let closedError {
             continuation.finish(throwing: closedError)
         } else {

@@ -246,6 +246,11 @@ public final class VarlinkServer: Sendable {
             result = error.varlinkError.frame()
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as ChannelError where error == .ioOnClosedChannel || error == .outputClosed {
+            // The peer hung up while the call was still sending replies: how a client ends a
+            // `more` call it no longer wants, not a failure.
+            logger.debug("peer hung up during the call")
+            throw error
         } catch {
             // Unknown errors may carry anything; only their type reaches the log, never the peer.
             logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
