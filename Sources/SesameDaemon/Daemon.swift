@@ -77,6 +77,7 @@ public struct Daemon: Sendable {
             observer: StatusService.observer(logger: logger, changes: statusStale),
             encode: EventReply.encode
         )
+        let trust = Trust(policy: configuration.accessPolicy, limits: configuration.userLimits)
         let endpoint: VarlinkEndpoint =
             if let socket = try SocketActivation.socket(named: Self.socketName) {
                 .inheritedSocket(descriptor: socket.descriptor)
@@ -92,9 +93,10 @@ public struct Daemon: Sendable {
                     product: "sesamed",
                     version: SesameVersion.current,
                     url: ""
-                )
+                ),
+                connectionGate: trust
             ),
-            interfaces: Self.interfaces(engine: engine, store: store, providers: providers),
+            interfaces: Self.interfaces(engine: engine, store: store, providers: providers, trust: trust),
             logger: logger
         )
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -114,7 +116,7 @@ public struct Daemon: Sendable {
                 hangups: hangups,
                 notifier: notifier,
                 reload: {
-                    try Self.reload(file: file, running: running, logger: logger)
+                    try Self.reload(file: file, running: running, trust: trust, logger: logger)
                     return await StatusService.status(of: engine)
                 },
                 logger: logger
@@ -132,16 +134,21 @@ public struct Daemon: Sendable {
         logger.info("stopped")
     }
 
-    static func interfaces(engine: DaemonEngine, store: EncryptedStore, providers: Providers) -> [any VarlinkInterface]
-    {
+    static func interfaces(
+        engine: DaemonEngine,
+        store: EncryptedStore,
+        providers: Providers,
+        trust: Trust
+    ) -> [any VarlinkInterface] {
         let descriptions = InterfaceDescriptions.byName
         return [
             AccountsInterface(
                 interfaceDescription: descriptions["io.sesame.Accounts"] ?? "",
                 engine: engine,
-                providers: providers
+                providers: providers,
+                trust: trust
             ),
-            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine),
+            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine, trust: trust),
             AdminInterface(interfaceDescription: descriptions["io.sesame.Admin"] ?? "", engine: engine, store: store),
             ErrorsOnlyInterface(
                 name: "io.sesame.Varlink",
@@ -150,11 +157,22 @@ public struct Daemon: Sendable {
         ]
     }
 
-    /// Re-reads the config file; settings that only take effect at start are reported, not applied.
-    private static func reload(file: String?, running: DaemonConfiguration, logger: Logger) throws {
+    /// Re-reads the config file: the access policy and per-user limits take effect at once (for
+    /// live subscriptions too); other settings only at the next start, which is reported.
+    private static func reload(file: String?, running: DaemonConfiguration, trust: Trust, logger: Logger) throws {
         guard let file else { return }
         let base = DaemonConfiguration.defaults(environment: ProcessInfo.processInfo.environment, uid: getuid())
-        let reloaded = try ConfigurationFile.load(path: file, onto: base, required: false)
+        var reloaded = try ConfigurationFile.load(path: file, onto: base, required: false)
+        trust.update(policy: reloaded.accessPolicy, limits: reloaded.userLimits)
+        logger.info(
+            "access policy reloaded",
+            metadata: [
+                "grants": "\(reloaded.accessPolicy.grants.count)",
+                "admin_group": "\(reloaded.accessPolicy.adminGroup.map(String.init) ?? "none")",
+            ]
+        )
+        reloaded.accessPolicy = running.accessPolicy
+        reloaded.userLimits = running.userLimits
         if reloaded != running {
             logger.notice(
                 "the config file changed; restart sesamed to apply the new settings",

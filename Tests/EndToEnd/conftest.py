@@ -1,20 +1,14 @@
 import pytest
 
-from harness import Daemon
+from harness import Daemon, running
 from idp_harness import IdentityProvider
 
 
 @pytest.fixture
 def daemon(tmp_path):
     """A running sesamed on a private socket; after the test it must stop cleanly with status 0."""
-    instance = Daemon(tmp_path, config="[limits]\nmax_message_size = 65536\n")
-    try:
-        instance.wait_ready()
+    with running(Daemon(tmp_path, config="[limits]\nmax_message_size = 65536\n")) as instance:
         yield instance
-        assert instance.stop() == 0, instance.log()
-        assert "Fatal error" not in instance.log()
-    finally:
-        instance.kill()
 
 
 @pytest.fixture(scope="module")

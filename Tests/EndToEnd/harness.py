@@ -1,11 +1,14 @@
 """Starts the real sesamed and talks to it the way outside programs do: over its Unix socket,
 with systemd's notify protocol on a datagram socket the test owns."""
 
+import contextlib
 import json
 import os
 import signal
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -163,3 +166,28 @@ class RawConnection:
 
     def close(self):
         self.sock.close()
+
+
+@contextlib.contextmanager
+def running(instance: Daemon):
+    """Waits until `instance` is ready, hands it out, and afterwards requires a clean stop
+    (status 0, no crash in its log)."""
+    try:
+        instance.wait_ready()
+        yield instance
+        assert instance.stop() == 0, instance.log()
+        assert "Fatal error" not in instance.log()
+    finally:
+        instance.kill()
+
+
+@contextlib.contextmanager
+def shared_daemon(config: str = ""):
+    """A daemon whose socket other users can reach (pytest's own temporary directories are 0700)."""
+    directory = Path(tempfile.mkdtemp(prefix="sesame-shared-"))
+    directory.chmod(0o755)
+    try:
+        with running(Daemon(directory, config=config)) as instance:
+            yield instance
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

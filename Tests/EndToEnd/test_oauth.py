@@ -39,7 +39,7 @@ def start_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = Fa
     config = (
         f'[daemon]\nproviders_directory = "{providers}"\n'
         f"[sessions]\nexpiring_margin = 1\nrefresh_margin = 0\nrefresh_ahead = {str(refresh_ahead).lower()}\n"
-        "[store]\nallow_generated_key = true\n"
+        "[store]\nallow_generated_key = true\n[limits]\nconnections_per_user = 300\n"
     )
     daemon = Daemon(tmp_path, config=config)
     daemon.wait_ready()

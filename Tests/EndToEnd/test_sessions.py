@@ -4,18 +4,15 @@ showing up anywhere they should not."""
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 import varlink
 
-from pathlib import Path
-
+import harness
 from harness import SESAMECTL, Daemon, RawConnection
 
 ACCESS = "AT-e2e-4f1c2d9a"
@@ -26,13 +23,8 @@ ID_TOKEN = "ID-e2e-a5d6f7e8"
 @pytest.fixture
 def fast_daemon(tmp_path):
     """A daemon that announces `expiring` one second before expiry."""
-    instance = Daemon(tmp_path, config="[sessions]\nexpiring_margin = 1\n")
-    try:
-        instance.wait_ready()
+    with harness.running(Daemon(tmp_path, config="[sessions]\nexpiring_margin = 1\n")) as instance:
         yield instance
-        assert instance.stop() == 0, instance.log()
-    finally:
-        instance.kill()
 
 
 def import_tokens(conn, lifetime=2, subject="alice", access=ACCESS):
@@ -212,17 +204,8 @@ def test_sesamectl_drives_a_session(fast_daemon):
 
 @pytest.fixture
 def shared_daemon():
-    """A daemon whose socket other users can reach (pytest's own temporary directories are 0700)."""
-    directory = Path(tempfile.mkdtemp(prefix="sesame-shared-"))
-    directory.chmod(0o755)
-    instance = Daemon(directory, config="")
-    try:
-        instance.wait_ready()
+    with harness.shared_daemon() as instance:
         yield instance
-        assert instance.stop() == 0, instance.log()
-    finally:
-        instance.kill()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_other_users_cannot_see_or_use_an_account(shared_daemon):

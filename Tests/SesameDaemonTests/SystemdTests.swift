@@ -39,7 +39,8 @@ import Testing
         let interfaces = Daemon.interfaces(
             engine: testEngine(),
             store: store,
-            providers: Providers([], logger: Logger(label: "test"))
+            providers: Providers([], logger: Logger(label: "test")),
+            trust: Trust(policy: AccessPolicy(), limits: UserLimits())
         )
         #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
         for interface in interfaces {

@@ -83,29 +83,35 @@ public struct AuthEvent: Sendable, Codable, Hashable {
 }
 
 /// Which events a subscriber gets: those it asked for and may see. Nil means all on that axis.
-public struct EventFilter: Sendable, Hashable {
+public struct EventFilter: Sendable {
+    /// Whether the subscriber may see the account with this id, provider and owner. It is asked
+    /// for every event rather than once, so a changed access policy applies to live
+    /// subscriptions at once.
+    public typealias Visibility = @Sendable (_ account: String, _ provider: String, _ owner: UInt32) -> Bool
+
     /// Only events of these account ids.
     public var accounts: Set<String>?
     /// Only events of these kinds.
     public var kinds: Set<AuthEvent.Kind>?
-    /// Only events of accounts owned by these uids: what the subscriber may see.
-    public var owners: Set<UInt32>?
+    /// Only events of accounts the subscriber may see; nil for all.
+    public var visibility: Visibility?
 
     /// Creates a filter; nil accepts everything on that axis.
-    public init(accounts: Set<String>? = nil, kinds: Set<AuthEvent.Kind>? = nil, owners: Set<UInt32>? = nil) {
+    public init(accounts: Set<String>? = nil, kinds: Set<AuthEvent.Kind>? = nil, visibility: Visibility? = nil) {
         self.accounts = accounts
         self.kinds = kinds
-        self.owners = owners
+        self.visibility = visibility
     }
 
     /// Whether `event` passes the filter.
     public func matches(_ event: AuthEvent) -> Bool {
         (accounts?.contains(event.account) ?? true) && (kinds?.contains(event.kind) ?? true)
-            && (owners?.contains(event.owner) ?? true)
+            && (visibility?(event.account, event.provider, event.owner) ?? true)
     }
 
     /// Whether `account` is one the subscriber asked for and may see, for a resync.
     public func matches(_ account: Account) -> Bool {
-        (accounts?.contains(account.id) ?? true) && (owners?.contains(account.ownerUID) ?? true)
+        (accounts?.contains(account.id) ?? true)
+            && (visibility?(account.id, account.provider, account.ownerUID) ?? true)
     }
 }

@@ -27,10 +27,20 @@ public enum ConfigurationFile {
         var configuration = base
         let reader = Reader(path: path)
         for tableName in root.keys {
+            if tableName == "grants" {
+                configuration.accessPolicy.grants = try reader.grants(root[tableName])
+                continue
+            }
             guard let table = root[tableName]?.table else {
                 throw reader.unknownOrScalar(tableName)
             }
             switch tableName {
+            case "access":
+                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
+                    guard key == "admin_group" else { return false }
+                    configuration.accessPolicy.adminGroup = try reader.groupID(value, key: "access.admin_group")
+                    return true
+                }
             case "daemon":
                 try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
                     switch key {
@@ -56,6 +66,24 @@ public enum ConfigurationFile {
                             value,
                             key: "limits.max_message_size",
                             in: 1024...(64 << 20)
+                        )
+                    case "connections_per_user":
+                        configuration.userLimits.connections = try reader.integer(
+                            value,
+                            key: "limits.connections_per_user",
+                            in: 1...65536
+                        )
+                    case "subscriptions_per_user":
+                        configuration.userLimits.subscriptions = try reader.integer(
+                            value,
+                            key: "limits.subscriptions_per_user",
+                            in: 1...65536
+                        )
+                    case "logins_per_user":
+                        configuration.userLimits.logins = try reader.integer(
+                            value,
+                            key: "limits.logins_per_user",
+                            in: 1...1024
                         )
                     default: return false
                     }
@@ -193,7 +221,7 @@ private struct Reader {
     let path: String
 
     func unknownOrScalar(_ key: String) -> ConfigurationError {
-        ["daemon", "limits", "sessions", "events", "store"].contains(key)
+        ["daemon", "limits", "sessions", "events", "store", "access"].contains(key)
             ? .wrongType(path: path, key: key, expected: "a table ([\(key)])")
             : .unknownKey(path: path, key: key)
     }
@@ -238,6 +266,109 @@ private struct Reader {
             )
         }
         return number
+    }
+
+    /// A gid given as a number or a group name.
+    func groupID(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> UInt32 {
+        try identifier(value, key: key, kind: "group", lookup: UserDatabase.gid(named:))
+    }
+
+    /// A uid given as a number or a user name.
+    func userID(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> UInt32 {
+        try identifier(value, key: key, kind: "user", lookup: UserDatabase.uid(named:))
+    }
+
+    private func identifier(
+        _ value: any TOMLValueConvertible,
+        key: String,
+        kind: String,
+        lookup: (String) -> UInt32?
+    ) throws(ConfigurationError) -> UInt32 {
+        let short = kind == "user" ? "uid" : "gid"
+        if let number = value.int {
+            guard (0...Int(UInt32.max - 1)).contains(number) else {
+                throw .invalidValue(path: path, key: key, reason: "is not a valid \(short)")
+            }
+            return UInt32(number)
+        }
+        guard let name = value.string else {
+            throw .wrongType(path: path, key: key, expected: "a \(kind) name or \(short)")
+        }
+        guard let id = lookup(name) else {
+            throw .invalidValue(path: path, key: key, reason: "names \(kind) '\(name)', which does not exist")
+        }
+        return id
+    }
+
+    /// The `[[grants]]` array: each entry names exactly one of `user`/`group`, exactly one of
+    /// `account`/`provider`, and `allow`, a list of "observe" and "use".
+    func grants(_ value: (any TOMLValueConvertible)?) throws(ConfigurationError) -> [Grant] {
+        guard let array = value?.array else {
+            throw .wrongType(path: path, key: "grants", expected: "an array of tables ([[grants]])")
+        }
+        var grants: [Grant] = []
+        for (index, element) in array.enumerated() {
+            let prefix = "grants[\(index)]"
+            guard let table = element.table else {
+                throw .wrongType(path: path, key: prefix, expected: "a table ([[grants]])")
+            }
+            var principal: Principal?
+            var target: GrantTarget?
+            var rights: AccountRights?
+            func once<T>(_ slot: T?, _ what: String) throws(ConfigurationError) {
+                guard slot == nil else {
+                    throw .invalidValue(path: path, key: prefix, reason: "names more than one \(what)")
+                }
+            }
+            try read(table, prefix: prefix) { key, value throws(ConfigurationError) in
+                switch key {
+                case "user":
+                    try once(principal, "user or group")
+                    principal = .user(try userID(value, key: "\(prefix).user"))
+                case "group":
+                    try once(principal, "user or group")
+                    principal = .group(try groupID(value, key: "\(prefix).group"))
+                case "account", "provider":
+                    try once(target, "account or provider")
+                    guard let name = value.string, !name.isEmpty else {
+                        throw .wrongType(path: path, key: "\(prefix).\(key)", expected: "a non-empty string")
+                    }
+                    target = key == "account" ? .account(name) : .provider(name)
+                case "allow":
+                    rights = try allowed(value, key: "\(prefix).allow")
+                default:
+                    return false
+                }
+                return true
+            }
+            guard let principal else {
+                throw .invalidValue(path: path, key: prefix, reason: "needs a user or a group")
+            }
+            guard let target else {
+                throw .invalidValue(path: path, key: prefix, reason: "needs an account or a provider")
+            }
+            guard let rights else {
+                throw .invalidValue(path: path, key: prefix, reason: "needs allow = [\"observe\"] or [\"use\"]")
+            }
+            grants.append(Grant(principal: principal, target: target, rights: rights))
+        }
+        return grants
+    }
+
+    private func allowed(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> AccountRights {
+        guard let names = value.array, !names.isEmpty else {
+            throw .wrongType(path: path, key: key, expected: "a non-empty list of \"observe\" and \"use\"")
+        }
+        var rights: AccountRights = []
+        for name in names {
+            switch name.string {
+            case "observe": rights.insert(.observe)
+            case "use": rights.insert(.use)
+            default:
+                throw .invalidValue(path: path, key: key, reason: "may hold only \"observe\" and \"use\"")
+            }
+        }
+        return rights
     }
 
     func logLevel(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> Logger.Level {

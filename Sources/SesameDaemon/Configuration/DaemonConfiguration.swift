@@ -33,6 +33,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var onDamagedStore: EncryptedStore.DamagePolicy
     /// Where `providers.d/*.toml` are read from.
     public var providersDirectory: String
+    /// Who besides owners and root may see and use which accounts; reloaded on SIGHUP.
+    public var accessPolicy = AccessPolicy()
+    /// What one uid may hold at once; reloaded on SIGHUP.
+    public var userLimits = UserLimits()
 
     /// Creates a configuration from its parts.
     public init(

@@ -73,10 +73,13 @@ actor PendingLogins {
     static let lifetime: Duration = .seconds(600)
     private var entries: [String: Entry] = [:]
 
-    func add(_ request: AuthorizationRequest, provider: String, owner: UInt32) {
+    /// Keeps `request` until CompleteLogin; false when `owner` already has `limit` waiting.
+    func add(_ request: AuthorizationRequest, provider: String, owner: UInt32, limit: Int) -> Bool {
         let now = ContinuousClock.now
         entries = entries.filter { $0.value.expires > now }
+        guard entries.values.count(where: { $0.owner == owner }) < limit else { return false }
         entries[request.state] = Entry(provider: provider, owner: owner, request: request, expires: now + Self.lifetime)
+        return true
     }
 
     /// Removes and returns the login with this state; a second use, another uid's state, or an

@@ -10,22 +10,23 @@ struct AccountsInterface: VarlinkInterface {
     let interfaceDescription: String
     let engine: DaemonEngine
     let providers: Providers
+    let trust: Trust
     let pendingLogins = PendingLogins()
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        let caller = Caller(peer: context.peer)
+        let caller = Caller(peer: context.peer, trust: trust)
         switch call.methodName {
         case "List":
-            let accounts = await engine.list().filter(caller.mayAccess)
+            let accounts = await engine.list().filter(caller.mayObserve)
             return try VarlinkReply(AccountsReply(accounts: accounts))
         case "Get":
             let id = try call.decodeParameters(AccountParameter.self).account
-            return try VarlinkReply(AccountReply(account: try await engine.account(id, visibleTo: caller)))
+            return try VarlinkReply(AccountReply(account: try await engine.account(id, for: caller)))
         case "ImportTokens":
             return try await importTokens(call, caller: caller, context: context)
         case "GetToken":
             let id = try call.decodeParameters(AccountParameter.self).account
-            _ = try await engine.account(id, visibleTo: caller)
+            _ = try await engine.account(id, for: caller, requiring: .use)
             let tokens = try await engine.tokens(for: id)
             return try VarlinkReply(
                 TokenReply(
@@ -36,7 +37,7 @@ struct AccountsInterface: VarlinkInterface {
             )
         case "Logout":
             let id = try call.decodeParameters(AccountParameter.self).account
-            let account = try await engine.account(id, visibleTo: caller)
+            let account = try await engine.account(id, for: caller, requiring: .logout)
             let revoked = await revokeRemotely(account, logger: context.logger)
             let loggedOut = try await engine.logout(id, reason: .user, revokedRemotely: revoked)
             context.logger.info("logged out", metadata: ["account": "\(id)", "revoked_remotely": "\(revoked)"])
@@ -63,17 +64,17 @@ struct AccountsInterface: VarlinkInterface {
             )
         case "Refresh":
             let id = try call.decodeParameters(AccountParameter.self).account
-            _ = try await engine.account(id, visibleTo: caller)
+            _ = try await engine.account(id, for: caller, requiring: .manage)
             _ = try await engine.refresh(id)
             return try VarlinkReply(AccountReply(account: try await engine.account(id)))
         case "ReportRejected":
             let request = try call.decodeParameters(RejectedParameters.self)
-            _ = try await engine.account(request.account, visibleTo: caller)
+            _ = try await engine.account(request.account, for: caller, requiring: .use)
             let refreshed = try await engine.refresh(request.account, ifCurrentAccessToken: request.accessToken)
             return try VarlinkReply(RejectedReply(refreshed: refreshed))
         case "Remove":
             let id = try call.decodeParameters(AccountParameter.self).account
-            _ = try await engine.account(id, visibleTo: caller)
+            _ = try await engine.account(id, for: caller, requiring: .manage)
             try await engine.remove(id)
             context.logger.info("account removed", metadata: ["account": "\(id)"])
             return .empty
@@ -97,6 +98,8 @@ struct AccountsInterface: VarlinkInterface {
             switch flow {
             case .device:
                 guard call.more else { throw VarlinkError.expectedMore }
+                if let refusal = trust.acquire(.login, for: caller.peer.uid) { throw refusal }
+                defer { trust.release(.login, for: caller.peer.uid) }
                 let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
                 try await context.send(
                     VarlinkReply(
@@ -125,7 +128,11 @@ struct AccountsInterface: VarlinkInterface {
                     redirectURI: redirect,
                     scopes: request.scopes
                 )
-                await pendingLogins.add(started, provider: request.provider, owner: caller.peer.uid)
+                let limit = trust.limits.logins
+                guard await pendingLogins.add(started, provider: request.provider, owner: caller.peer.uid, limit: limit)
+                else {
+                    throw LimitedResource.login.error(limit: limit)
+                }
                 return try VarlinkReply(
                     AuthorizationReply(authorization: .init(url: started.url, state: started.state))
                 )

@@ -1,30 +1,40 @@
 import SesameCore
 import SesameVarlink
 
-/// The process on the other end of a call, and what it may do. The owner of an account and root
-/// may do everything with it; anyone else cannot tell it exists.
+/// The process on the other end of a call, and what the access policy in force lets it do.
 struct Caller: Sendable {
     let peer: PeerCredentials
+    let identity: CallerIdentity
+    let policy: AccessPolicy
+
+    init(peer: PeerCredentials, trust: Trust) {
+        self.peer = peer
+        self.identity = trust.identity(of: peer)
+        self.policy = trust.policy
+    }
 
     var isRoot: Bool { peer.uid == 0 }
 
-    /// Whether the caller may see and act on `account`.
-    func mayAccess(_ account: Account) -> Bool {
-        isRoot || account.ownerUID == peer.uid
+    /// What the caller may do with `account`.
+    func rights(on account: Account) -> AccountRights {
+        policy.rights(of: identity, on: account)
     }
 
-    /// The owners whose events the caller may see; nil for all.
-    var visibleOwners: Set<UInt32>? {
-        isRoot ? nil : [peer.uid]
+    /// Whether the caller may know that `account` exists.
+    func mayObserve(_ account: Account) -> Bool {
+        rights(on: account).contains(.observe)
     }
 }
 
-extension SessionEngine {
-    /// The account, or `NoSuchAccount` when it does not exist or the caller may not see it, so
-    /// the two cannot be told apart.
-    func account(_ id: String, visibleTo caller: Caller) throws(SessionError) -> Account {
+extension DaemonEngine {
+    /// The account if the caller holds `required` on it. An account the caller may not observe
+    /// is `NoSuchAccount`, exactly like one that does not exist; one it may observe but not act
+    /// on this way is `PermissionDenied`.
+    func account(_ id: String, for caller: Caller, requiring required: AccountRights = .observe) throws -> Account {
         let account = try account(id)
-        guard caller.mayAccess(account) else { throw .noSuchAccount(id) }
+        let rights = caller.rights(on: account)
+        guard rights.contains(.observe) else { throw SessionError.noSuchAccount(id) }
+        guard rights.contains(required) else { throw VarlinkError.permissionDenied }
         return account
     }
 }

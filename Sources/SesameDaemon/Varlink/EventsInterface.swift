@@ -6,6 +6,7 @@ struct EventsInterface: VarlinkInterface {
     let name = "io.sesame.Events"
     let interfaceDescription: String
     let engine: DaemonEngine
+    let trust: Trust
 
     private struct SubscribeParameters: Decodable {
         var accounts: [String]?
@@ -38,10 +39,20 @@ struct EventsInterface: VarlinkInterface {
                 }
             )
         }
+        let peer = context.peer
+        if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
+        defer { trust.release(.subscription, for: peer.uid) }
+        // The caller's groups are looked up once; the policy is read at every event, so a grant
+        // withdrawn by a reload stops the events of that account at once.
+        let identity = trust.identity(of: peer)
+        let trust = self.trust
         let filter = EventFilter(
             accounts: parameters.accounts.map(Set.init),
             kinds: kinds,
-            owners: Caller(peer: context.peer).visibleOwners
+            visibility: { account, provider, owner in
+                trust.policy.rights(of: identity, account: account, provider: provider, owner: owner)
+                    .contains(.observe)
+            }
         )
         let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
         defer { subscription.cancel() }

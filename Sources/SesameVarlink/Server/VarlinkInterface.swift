@@ -45,3 +45,11 @@ public struct VarlinkCallContext: Sendable {
         try await outbound?.write(reply.frame(continues: true))
     }
 }
+
+/// Decides, per peer, whether a new connection is served, e.g. to cap connections per uid.
+public protocol VarlinkConnectionGate: Sendable {
+    /// Nil to serve the connection, or the error to answer it with before closing it.
+    func admit(_ peer: PeerCredentials) -> VarlinkError?
+    /// Called once when a connection that `admit` let in has ended.
+    func release(_ peer: PeerCredentials)
+}

@@ -19,11 +19,18 @@ public final class VarlinkServer: Sendable {
         public var maximumMessageSize: Int
         /// What `org.varlink.service.GetInfo` reports.
         public var info: VarlinkServiceInfo
+        /// Decides whether each new connection is served; none serves every connection.
+        public var connectionGate: (any VarlinkConnectionGate)?
 
         /// Creates a configuration.
-        public init(maximumMessageSize: Int = 1 << 20, info: VarlinkServiceInfo) {
+        public init(
+            maximumMessageSize: Int = 1 << 20,
+            info: VarlinkServiceInfo,
+            connectionGate: (any VarlinkConnectionGate)? = nil
+        ) {
             self.maximumMessageSize = maximumMessageSize
             self.info = info
+            self.connectionGate = connectionGate
         }
     }
 
@@ -34,6 +41,7 @@ public final class VarlinkServer: Sendable {
 
     private let listener: NIOAsyncChannel<Connection, Never>
     private let interfaces: [String: any VarlinkInterface]
+    private let gate: (any VarlinkConnectionGate)?
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
 
@@ -43,12 +51,14 @@ public final class VarlinkServer: Sendable {
     private init(
         listener: NIOAsyncChannel<Connection, Never>,
         interfaces: [String: any VarlinkInterface],
+        gate: (any VarlinkConnectionGate)?,
         endpoint: VarlinkEndpoint,
         boundSocket: (path: String, identity: FileIdentity)?,
         logger: Logger
     ) {
         self.listener = listener
         self.interfaces = interfaces
+        self.gate = gate
         self.endpoint = endpoint
         self.boundSocket = boundSocket
         self.logger = logger
@@ -90,6 +100,7 @@ public final class VarlinkServer: Sendable {
         return VarlinkServer(
             listener: listener,
             interfaces: table,
+            gate: configuration.connectionGate,
             endpoint: endpoint,
             boundSocket: boundSocket,
             logger: logger
@@ -153,6 +164,16 @@ public final class VarlinkServer: Sendable {
         logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
         logger.debug("connection opened")
         let channel = connection.channel
+        if let gate {
+            if let refusal = gate.admit(connection.peer) {
+                // Answered before anything is read: the peer reads it as the reply to its first
+                // call. The connection is closed at once, so refused peers hold nothing here.
+                logger.notice("connection refused", metadata: ["error": "\(refusal.name)"])
+                channel.writeAndFlush(refusal.frame()).whenComplete { _ in channel.close(promise: nil) }
+                return
+            }
+        }
+        defer { gate?.release(connection.peer) }
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             asyncChannel = try await Self.wrap(channel)

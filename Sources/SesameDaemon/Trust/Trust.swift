@@ -1,0 +1,116 @@
+import SesameCore
+import SesameVarlink
+import Synchronization
+
+/// How much one uid may hold at once, so that no user can starve the others.
+public struct UserLimits: Sendable, Hashable {
+    /// Open connections per uid.
+    public var connections: Int
+    /// Live event subscriptions per uid.
+    public var subscriptions: Int
+    /// Logins started and not yet finished per uid.
+    public var logins: Int
+
+    /// Creates limits.
+    public init(connections: Int = 128, subscriptions: Int = 64, logins: Int = 8) {
+        self.connections = connections
+        self.subscriptions = subscriptions
+        self.logins = logins
+    }
+}
+
+/// A per-uid resource with a limit.
+enum LimitedResource: Sendable, Hashable {
+    case connection, subscription, login
+
+    func limit(in limits: UserLimits) -> Int {
+        switch self {
+        case .connection: limits.connections
+        case .subscription: limits.subscriptions
+        case .login: limits.logins
+        }
+    }
+
+    /// The named error a caller over the limit gets.
+    func error(limit: Int) -> VarlinkError {
+        let name =
+            switch self {
+            case .connection: "io.sesame.Varlink.TooManyConnections"
+            case .subscription: "io.sesame.Events.TooManySubscriptions"
+            case .login: "io.sesame.Accounts.TooManyLogins"
+            }
+        return VarlinkError(name, parameters: ["limit": .int(Int64(limit))])
+    }
+}
+
+/// The access policy and the per-uid limits in force, and what each uid holds now. A config
+/// reload (SIGHUP) replaces policy and limits at once; every later check, including the event
+/// filters of live subscriptions, sees the new ones.
+final class Trust: Sendable, VarlinkConnectionGate {
+    private struct State {
+        var policy: AccessPolicy
+        var limits: UserLimits
+        var held: [LimitedResource: [UInt32: Int]] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    init(policy: AccessPolicy, limits: UserLimits) {
+        state = Mutex(State(policy: policy, limits: limits))
+    }
+
+    var policy: AccessPolicy { state.withLock { $0.policy } }
+
+    var limits: UserLimits { state.withLock { $0.limits } }
+
+    /// Puts a reloaded policy and limits in force. What a uid holds beyond a lowered limit stays
+    /// until it is released; only new requests are refused.
+    func update(policy: AccessPolicy, limits: UserLimits) {
+        state.withLock {
+            $0.policy = policy
+            $0.limits = limits
+        }
+    }
+
+    /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit.
+    func acquire(_ resource: LimitedResource, for uid: UInt32) -> VarlinkError? {
+        state.withLock { state in
+            let limit = resource.limit(in: state.limits)
+            let held = state.held[resource, default: [:]][uid, default: 0]
+            guard held < limit else { return resource.error(limit: limit) }
+            state.held[resource, default: [:]][uid] = held + 1
+            return nil
+        }
+    }
+
+    /// Gives back one `resource` taken by `acquire`.
+    func release(_ resource: LimitedResource, for uid: UInt32) {
+        state.withLock { state in
+            let held = state.held[resource, default: [:]][uid, default: 0]
+            state.held[resource, default: [:]][uid] = held > 1 ? held - 1 : nil
+        }
+    }
+
+    func admit(_ peer: PeerCredentials) -> VarlinkError? {
+        acquire(.connection, for: peer.uid)
+    }
+
+    func release(_ peer: PeerCredentials) {
+        release(.connection, for: peer.uid)
+    }
+
+    /// The identity of `peer` as the policy needs it: its groups are looked up only when some
+    /// rule names a group.
+    func identity(of peer: PeerCredentials) -> CallerIdentity {
+        let policy = self.policy
+        let needsGroups =
+            policy.adminGroup != nil
+            || policy.grants.contains {
+                if case .group = $0.principal { true } else { false }
+            }
+        return CallerIdentity(
+            uid: peer.uid,
+            groups: needsGroups ? UserDatabase.groups(ofUID: peer.uid, primaryGID: peer.gid) : [peer.gid]
+        )
+    }
+}

@@ -1,0 +1,251 @@
+"""Trust end to end: real processes under other uids (setpriv) against the real sesamed. Who may
+see, use and change which account; events filtered per subscriber, also after a reload; per-user
+limits that stop one user without starving the others; and tokens nowhere they should not be."""
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import Daemon, RawConnection, shared_daemon
+
+PEER = Path(__file__).resolve().parent / "peer.py"
+OWNER, ADMIN, OBSERVER, USER, STRANGER = 61001, 61002, 61003, 61004, 61005
+ADMIN_GROUP, USE_GROUP = 61100, 61204
+ACCESS = "AT-trust-5c0ffee1"
+REFRESH = "RT-trust-0ddba11s"
+OTHER_ACCESS = "AT-trust-kakao-77"
+
+CONFIG = f"""
+[access]
+admin_group = {ADMIN_GROUP}
+
+[limits]
+connections_per_user = 64
+subscriptions_per_user = 8
+
+[[grants]]
+user = {OBSERVER}
+provider = "google"
+allow = ["observe"]
+
+[[grants]]
+group = {USE_GROUP}
+provider = "google"
+allow = ["use"]
+"""
+
+# uid -> (uid, primary gid) each caller runs as; root runs as the test itself.
+IDENTITIES = {
+    "owner": (OWNER, OWNER),
+    "admin": (ADMIN, ADMIN_GROUP),
+    "observer": (OBSERVER, OBSERVER),
+    "user": (USER, USE_GROUP),
+    "stranger": (STRANGER, STRANGER),
+}
+
+
+def as_user(role: str, *args, **kwargs) -> list[str]:
+    if role == "root":
+        return ["/usr/bin/python3", str(PEER), *args]
+    uid, gid = IDENTITIES[role]
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "/usr/bin/python3", str(PEER), *args]
+
+
+def peer_call(daemon: Daemon, role: str, method: str, parameters: dict, outputs: list) -> dict:
+    result = subprocess.run(as_user(role, "call", str(daemon.socket_path), method, json.dumps(parameters)),
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    outputs.append(result.stdout + result.stderr)
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def trusting_daemon():
+    """A daemon with an admin group, two grants and low limits, on a socket other users reach."""
+    with shared_daemon(CONFIG) as instance:
+        yield instance
+
+
+def import_as_owner(daemon: Daemon, outputs: list, provider="google", access=ACCESS) -> str:
+    reply = peer_call(daemon, "owner", "io.sesame.Accounts.ImportTokens", {
+        "provider": provider, "subject": f"alice@{provider}",
+        "tokens": {"accessToken": access, "refreshToken": REFRESH, "expiresIn": 3600},
+    }, outputs)
+    assert "error" not in reply, reply
+    return reply["parameters"]["account"]["id"]
+
+
+ROLES = ["owner", "root", "admin", "observer", "user", "stranger"]
+ALLOWED = "allowed"
+DENIED = "org.varlink.service.PermissionDenied"
+HIDDEN = "io.sesame.Accounts.NoSuchAccount"
+
+# Each method against the owner's google account, per caller. Logout and Remove come last in
+# their own loop because they end the session.
+MATRIX = {
+    "Get":            [ALLOWED, ALLOWED, ALLOWED, ALLOWED, ALLOWED, HIDDEN],
+    "GetToken":       [ALLOWED, ALLOWED, DENIED, DENIED, ALLOWED, HIDDEN],
+    "ReportRejected": [ALLOWED, ALLOWED, DENIED, DENIED, ALLOWED, HIDDEN],
+    "Refresh":        [ALLOWED, ALLOWED, DENIED, DENIED, DENIED, HIDDEN],
+    "Logout":         [ALLOWED, ALLOWED, ALLOWED, DENIED, DENIED, HIDDEN],
+    "Remove":         [ALLOWED, ALLOWED, DENIED, DENIED, DENIED, HIDDEN],
+}
+
+
+def outcome(reply: dict) -> str:
+    return reply.get("error", ALLOWED)
+
+
+def parameters_for(method: str, account: str) -> dict:
+    if method == "ReportRejected":
+        return {"account": account, "accessToken": "not-the-current-one"}
+    return {"account": account}
+
+
+def test_every_method_for_every_kind_of_caller(trusting_daemon):
+    daemon, outputs = trusting_daemon, []
+    account = import_as_owner(daemon, outputs)
+    other = import_as_owner(daemon, outputs, provider="kakao", access=OTHER_ACCESS)
+    failures = []
+
+    def check(method: str, role: str, expected: str):
+        reply = peer_call(daemon, role, f"io.sesame.Accounts.{method}", parameters_for(method, account), outputs)
+        if outcome(reply) != expected:
+            failures.append(f"{method} as {role}: expected {expected}, got {reply}")
+        return reply
+
+    for method in ("Get", "GetToken", "ReportRejected", "Refresh"):
+        for role, expected in zip(ROLES, MATRIX[method]):
+            reply = check(method, role, expected)
+            if method == "GetToken" and expected == ALLOWED:
+                assert reply["parameters"]["accessToken"] == ACCESS
+    for method in ("Logout", "Remove"):
+        for role, expected in zip(ROLES, MATRIX[method]):
+            check(method, role, expected)
+            if expected == ALLOWED:
+                account = import_as_owner(daemon, outputs)  # the same account again, or a new one
+    assert not failures, "\n".join(failures)
+
+    # List: everyone may call it and sees what they may observe.
+    seen = {role: sorted(a["id"] for a in peer_call(daemon, role, "io.sesame.Accounts.List", {}, outputs)
+                         ["parameters"]["accounts"]) for role in ROLES}
+    assert seen["owner"] == seen["root"] == seen["admin"] == sorted([account, other])
+    assert seen["observer"] == seen["user"] == [account], "the grants cover google only"
+    assert seen["stranger"] == []
+    assert outcome(peer_call(daemon, "observer", "io.sesame.Accounts.Get", {"account": other}, outputs)) == HIDDEN
+
+    # Creating one's own account is open to all; naming another owner is root's alone.
+    tokens = {"accessToken": "AT-trust-stranger-own"}
+    mine = peer_call(daemon, "stranger", "io.sesame.Accounts.ImportTokens",
+                     {"provider": "google", "subject": "s", "tokens": tokens}, outputs)
+    assert mine["parameters"]["account"]["owner"] == STRANGER
+    theirs = peer_call(daemon, "stranger", "io.sesame.Accounts.ImportTokens",
+                       {"provider": "google", "subject": "s", "owner": OWNER, "tokens": tokens}, outputs)
+    assert outcome(theirs) == DENIED
+    for role in ROLES:
+        login = peer_call(daemon, role, "io.sesame.Accounts.Login", {"provider": "none"}, outputs)
+        assert outcome(login) == "io.sesame.Accounts.NoSuchProvider", (role, login)
+        complete = peer_call(daemon, role, "io.sesame.Accounts.CompleteLogin", {"state": "s", "code": "c"}, outputs)
+        assert outcome(complete) == "io.sesame.Accounts.NoSuchLogin", (role, complete)
+        stats = peer_call(daemon, role, "io.sesame.Admin.Stats", {}, outputs)
+        assert outcome(stats) == (ALLOWED if role == "root" else DENIED), (role, stats)
+
+    # Tokens only ever in GetToken replies: never in any other reply, error or log line.
+    others = [text for text in outputs if '"accessToken"' not in text or "ImportTokens" in text]
+    for text in others + [daemon.log()]:
+        for token in (REFRESH, OTHER_ACCESS):
+            assert token not in text
+    assert ACCESS not in daemon.log()
+    assert all(ACCESS not in text for text in outputs if '"error"' in text)
+
+
+def watch(daemon: Daemon, role: str) -> subprocess.Popen:
+    process = subprocess.Popen(as_user(role, "watch", str(daemon.socket_path)), stdout=subprocess.PIPE, text=True)
+    ready = json.loads(process.stdout.readline())
+    assert "ready" in ready["parameters"], ready
+    return process
+
+
+def drain(process: subprocess.Popen) -> list[dict]:
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=10)
+    return [json.loads(line)["parameters"]["event"] for line in out.splitlines()]
+
+
+def test_events_reach_only_those_who_may_observe_and_a_reload_withdraws_a_grant(trusting_daemon):
+    daemon, outputs = trusting_daemon, []
+    watchers = {role: watch(daemon, role) for role in ROLES}
+    account = import_as_owner(daemon, outputs)
+    other = import_as_owner(daemon, outputs, provider="kakao", access=OTHER_ACCESS)
+    control = RawConnection(daemon.socket_path)
+    # Wait until the slowest watcher surely has both: a marker event everyone may see is not
+    # possible, so give the daemon a moment, then check the owner's complete count below.
+    time.sleep(0.5)
+
+    # Withdraw the observer's grant; its live subscription must stop seeing google at once.
+    daemon.config_path.write_text(CONFIG.replace(f"user = {OBSERVER}", f"user = {STRANGER + 1}"))
+    daemon.process.send_signal(signal.SIGHUP)
+    daemon.notify.wait_for("READY", timeout=10)
+    deadline = time.monotonic() + 10
+    while "access policy reloaded" not in daemon.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert control.call("io.sesame.Accounts.Logout", {"account": account})["parameters"]["account"]["state"] == \
+        "loggedOut"
+    control.call("io.sesame.Accounts.Logout", {"account": other})
+    time.sleep(0.5)
+
+    seen = {role: [(e["account"], e["kind"]) for e in drain(process)] for role, process in watchers.items()}
+    everything = [(account, "loggedIn"), (other, "loggedIn"), (account, "loggedOut"), (other, "loggedOut")]
+    assert seen["owner"] == seen["root"] == seen["admin"] == everything
+    assert seen["user"] == [(account, "loggedIn"), (account, "loggedOut")]
+    assert seen["observer"] == [(account, "loggedIn")], "the withdrawn grant still delivered events"
+    assert seen["stranger"] == []
+    for text in [daemon.log(), json.dumps(seen)]:
+        assert ACCESS not in text and REFRESH not in text and OTHER_ACCESS not in text
+
+
+def flood(daemon: Daemon, role: str, command: str, count: int) -> subprocess.Popen:
+    """A peer opening `count` connections; its first line counts how they were answered."""
+    def more_descriptors():
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (count + 256, count + 256))
+    return subprocess.Popen(as_user(role, command, str(daemon.socket_path), str(count)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, preexec_fn=more_descriptors)
+
+
+def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while_the_owner_is_served(
+        trusting_daemon):
+    daemon, outputs = trusting_daemon, []
+    account = import_as_owner(daemon, outputs)
+
+    subscriber = flood(daemon, "stranger", "subscribe-flood", 64)
+    counts = json.loads(subscriber.stdout.readline())
+    assert counts == {"served": 8, "io.sesame.Events.TooManySubscriptions": 56}, counts
+
+    connections = flood(daemon, "stranger", "flood", 10_000)
+    counts = json.loads(connections.stdout.readline())
+    # The 8 subscriptions still hold 8 of the stranger's 64 connections.
+    assert counts == {"served": 56, "io.sesame.Varlink.TooManyConnections": 9_944}, counts
+
+    # While the stranger holds everything it may, the owner is served as ever.
+    reply = peer_call(daemon, "owner", "io.sesame.Accounts.GetToken", {"account": account}, outputs)
+    assert reply["parameters"]["accessToken"] == ACCESS
+    owner_watch = watch(daemon, "owner")
+    owner_watch.kill()
+    assert "connection refused" in daemon.log()
+
+    # Letting go gives the stranger its allowance back.
+    for process in (subscriber, connections):
+        process.stdin.close()
+        process.wait(30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        reply = peer_call(daemon, "stranger", "io.sesame.Accounts.List", {}, outputs)
+        if "error" not in reply:
+            break
+        time.sleep(0.1)
+    assert reply["parameters"]["accounts"] == []
