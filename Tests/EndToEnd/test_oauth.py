@@ -250,6 +250,32 @@ def test_a_denied_device_login_is_login_denied(daemon, idp):
     assert call(daemon, "io.sesame.Accounts.List", {})["parameters"]["accounts"] == []
 
 
+def test_an_expired_device_code_is_login_expired(daemon, idp):
+    idp.fault(status=400, body={"error": "expired_token"}, grant_type="urn:ietf:params:oauth:grant-type:device_code")
+    conn = RawConnection(daemon.socket_path, timeout=30)
+    conn.send("io.sesame.Accounts.Login", {"provider": "local"}, more=True)
+    assert "verification" in conn.reply()["parameters"]
+    assert conn.reply()["error"] == "io.sesame.Accounts.LoginExpired"
+    assert call(daemon, "io.sesame.Accounts.List", {})["parameters"]["accounts"] == []
+
+
+def test_a_device_code_past_its_own_expiry_is_not_polled_again(daemon, idp):
+    """DOT never expires a device code; the daemon stops polling at the expiry the provider
+    stated (here 2 s, in a device authorization answer the test controls)."""
+    authorization = idp.start_device_login()
+    idp.fault(path_prefix="/o/device-authorization/", status=200,
+              body={**authorization, "expires_in": 2, "interval": 1})
+    idp.reset_counters()
+    started = time.monotonic()
+    conn = RawConnection(daemon.socket_path, timeout=30)
+    conn.send("io.sesame.Accounts.Login", {"provider": "local"}, more=True)
+    assert conn.reply()["parameters"]["verification"]["userCode"] == authorization["user_code"]
+    assert conn.reply()["error"] == "io.sesame.Accounts.LoginExpired"
+    assert time.monotonic() - started < 5
+    polls = idp.counters()["token_requests"].get("urn:ietf:params:oauth:grant-type:device_code", 0)
+    assert 1 <= polls <= 2, polls
+
+
 def test_slow_down_adds_five_seconds_to_the_polling_interval(daemon, idp):
     idp.fault(status=400, body={"error": "slow_down"}, grant_type="urn:ietf:params:oauth:grant-type:device_code")
     started = time.monotonic()

@@ -130,4 +130,53 @@ import Testing
         }
         #expect(fixture.refresher.calls == 0)
     }
+    @Test func refreshedTokensThatCannotBeSavedAreKeptAndSavedLater() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        fixture.persistence.failing = true
+        await #expect(throws: SessionError.self) { try await fixture.engine.refresh(account.id) }
+        // The provider rotated the refresh token; the new one must not be dropped.
+        #expect(try await fixture.engine.heldTokens(for: account.id)?.refreshToken == "RT-2")
+        #expect(fixture.persistence.saved?.accounts.first?.tokens?.refreshToken == "RT-1")
+        #expect(await fixture.engine.nextDeadline() == fixture.clock.now, "the save is retried at the next check")
+        fixture.persistence.failing = false
+        #expect(await fixture.engine.fireDueDeadlines() == 1)
+        #expect(fixture.persistence.saved?.accounts.first?.tokens?.refreshToken == "RT-2")
+        #expect(try await events.kinds(2) == [.loggedIn, .tokenRefreshed], "announced once it is saved")
+    }
+
+    @Test func callersDoNotRefreshAgainWhileBackingOff() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(30))))
+        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "HTTP 503")) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        for _ in 0..<5 {
+            #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        }
+        #expect(fixture.refresher.calls == 1)
+        fixture.clock.advance(by: .seconds(11))
+        await #expect(throws: SessionError.tokenExpired(account.id)) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        #expect(fixture.refresher.calls == 1)
+        fixture.clock.advance(by: .seconds(30))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "after the backoff it tries")
+    }
+
+    @Test func rejectedTokensRefreshAtMostOncePerInterval() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"))
+        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"), "no longer current")
+        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"), "too soon")
+        fixture.clock.advance(by: .seconds(10))
+        #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"))
+        #expect(fixture.refresher.calls == 2)
+    }
 }

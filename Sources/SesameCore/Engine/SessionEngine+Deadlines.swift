@@ -3,7 +3,9 @@ import Foundation
 extension SessionEngine {
     /// The earliest wall-clock time at which some account's state must change by itself.
     public func nextDeadline() -> Date? {
-        accounts.values.compactMap(deadline(of:)).min()
+        // Changes the store has not taken yet are retried at the next check.
+        if unsavedAnnouncements != nil { return clock.now }
+        return accounts.values.compactMap(deadline(of:)).min()
     }
 
     /// Announces every deadline that has passed by the wall clock now: `expiring`, `expired`,
@@ -12,6 +14,9 @@ extension SessionEngine {
     public func fireDueDeadlines() -> Int {
         let now = clock.now
         var fired = 0
+        if let pending = unsavedAnnouncements, (try? commit([:], announcing: [])) != nil {
+            fired += pending.count
+        }
         for id in accounts.keys.sorted() {
             guard var stored = accounts[id], let tokens = stored.tokens else { continue }
             var announcements: [Announcement] = []
@@ -35,8 +40,8 @@ extension SessionEngine {
                     fired += announcements.count
                 }
             }
-            if let current = accounts[id], current.account.state.canRefresh, let due = current.refreshAt, due <= now,
-                refreshes[id] == nil
+            if policy.refreshAhead, let current = accounts[id], current.account.state.canRefresh,
+                let due = current.refreshAt, due <= now, refreshes[id] == nil
             {
                 // Refresh ahead of expiry in the background; its outcome is announced by itself.
                 _ = try? refreshTask(for: id)
@@ -77,7 +82,9 @@ extension SessionEngine {
         if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt {
             candidates.append(end)
         }
-        if stored.account.state.canRefresh, let due = stored.refreshAt, refreshes[stored.account.id] == nil {
+        if policy.refreshAhead, stored.account.state.canRefresh, let due = stored.refreshAt,
+            refreshes[stored.account.id] == nil
+        {
             candidates.append(due)
         }
         if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {

@@ -22,11 +22,19 @@ extension SessionEngine {
             tokens.accessTokenExpiresAt.map { $0.timeIntervalSince(clock.now) <= policy.refreshMargin.timeInterval }
             ?? false
         guard refreshDue || refreshes[id] != nil else { return tokens }
-        guard tokens.refreshToken != nil else {
+        guard tokens.refreshToken != nil, refreshes[id] != nil || !isBackingOff(id) else {
+            // Nothing to refresh with, or backing off after failures: callers get what there is
+            // rather than each asking a provider that is struggling.
             if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
             return tokens
         }
         return try await refresh(id)
+    }
+
+    /// Whether the account's last refreshes failed and the backoff has not yet passed.
+    private func isBackingOff(_ id: String) -> Bool {
+        guard (refreshFailures[id] ?? 0) > 0, let retry = accounts[id]?.refreshAt else { return false }
+        return retry > clock.now
     }
 
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
@@ -44,9 +52,19 @@ extension SessionEngine {
     /// Refreshes the account because a client was refused `accessToken`, but only if that is
     /// still the current token or a refresh is already under way: a hundred clients reporting
     /// the same stale token cause one refresh, not a hundred. Returns whether it refreshed.
+    /// It also refreshes at most once per `minimumRejectedRefreshInterval` and not while backing
+    /// off, so a client that is refused for another reason cannot make the daemon hammer the
+    /// provider.
     public func refresh(_ id: String, ifCurrentAccessToken accessToken: String) async throws(SessionError) -> Bool {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
-        guard refreshes[id] != nil || stored.tokens?.accessToken == accessToken else { return false }
+        if refreshes[id] == nil {
+            guard stored.tokens?.accessToken == accessToken, !isBackingOff(id) else { return false }
+            if let last = lastRefreshed[id],
+                clock.now.timeIntervalSince(last) < policy.minimumRejectedRefreshInterval.timeInterval
+            {
+                return false
+            }
+        }
         _ = try await refresh(id)
         return true
     }
@@ -92,7 +110,9 @@ extension SessionEngine {
             // Overtaken by a logout, removal or new login while the provider answered: its
             // result is void, and callers get what the account holds now.
             guard let stored = accounts[id] else { throw .noSuchAccount(id) }
-            guard stored.account.state == .active, let tokens = stored.tokens else { throw .needsLogin(id) }
+            let usable = stored.account.state.canRefresh || stored.account.state == .refreshing
+            guard usable, let tokens = stored.tokens else { throw .needsLogin(id) }
+            if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
             return tokens
         }
         refreshes[id] = nil
@@ -122,8 +142,19 @@ extension SessionEngine {
             stored.account.scopes = fresh.scopes
             stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
             stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
-            try commitOrRestore(&stored, [Announcement(kind: .tokenRefreshed, account: id)])
             refreshFailures[id] = nil
+            lastRefreshed[id] = now
+            let announcement = Announcement(kind: .tokenRefreshed, account: id)
+            do {
+                try commit([id: stored], announcing: [announcement])
+            } catch {
+                // The provider may have rotated the refresh token, and these are the only copy:
+                // dropping them would end the session. They stay here, and the next save
+                // (retried by the deadline loop) persists them and then announces the refresh.
+                accounts[id] = stored
+                unsavedAnnouncements = (unsavedAnnouncements ?? []) + [announcement]
+                throw error
+            }
             return fresh
         case .failure(.transient(let reason, let retryAfter)):
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
@@ -132,6 +163,7 @@ extension SessionEngine {
             stored.refreshAt = retryAt
             try commitOrRestore(
                 &stored,
+                startedFrom: startedFrom,
                 expiryAnnouncement() + [Announcement(kind: .refreshFailed, account: id, retryAt: retryAt)]
             )
             refreshFailures[id] = failures
@@ -139,7 +171,7 @@ extension SessionEngine {
         case .failure(.unavailable):
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
             stored.refreshAt = nil
-            try commitOrRestore(&stored, expiryAnnouncement())
+            try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
             if old.accessTokenHasExpired(at: now) { throw .tokenExpired(id) }
             return old
         case .failure(.invalidResponse(let reason)):
@@ -150,14 +182,18 @@ extension SessionEngine {
             stored.refreshAt = stored.refreshAt.map { _ in
                 now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: .seconds(30)))
             }
-            try commitOrRestore(&stored, expiryAnnouncement())
+            try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
             refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
         case .failure(.needsLogin):
             try transition(&stored, to: .needsLogin)
             stored.tokens?.refreshToken = nil
             stored.refreshAt = nil
-            try commitOrRestore(&stored, expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)])
+            try commitOrRestore(
+                &stored,
+                startedFrom: startedFrom,
+                expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)]
+            )
             refreshFailures[id] = nil
             throw .needsLogin(id)
         case .failure(.revoked):
@@ -168,6 +204,7 @@ extension SessionEngine {
             stored.account.refreshTokenExpiresAt = nil
             try commitOrRestore(
                 &stored,
+                startedFrom: startedFrom,
                 [
                     Announcement(kind: .needsLogin, account: id),
                     Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
@@ -181,14 +218,19 @@ extension SessionEngine {
     /// Commits a refresh outcome; if saving fails, the account leaves `refreshing` for the state
     /// it had before, unannounced, so it is never stuck mid-refresh, and the planned refresh
     /// waits a minute rather than hammer the provider while the store is failing.
-    private func commitOrRestore(_ stored: inout StoredAccount, _ announcements: [Announcement]) throws(SessionError) {
+    private func commitOrRestore(
+        _ stored: inout StoredAccount,
+        startedFrom: SessionState,
+        _ announcements: [Announcement]
+    ) throws(SessionError) {
         let id = stored.account.id
         do {
             try commit([id: stored], announcing: announcements)
         } catch {
             if var current = accounts[id], current.account.state == .refreshing {
-                let expired = current.tokens?.accessTokenHasExpired(at: clock.now) ?? true
-                current.account.state = expired ? .expired : .active
+                // Back to where it was, so that a deadline passed meanwhile (expired) is still
+                // announced by the deadline loop once the store takes it.
+                current.account.state = startedFrom
                 current.refreshAt = current.refreshAt.map { _ in clock.now.addingTimeInterval(60) }
                 accounts[id] = current
             }

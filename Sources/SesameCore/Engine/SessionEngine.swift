@@ -22,6 +22,12 @@ public actor SessionEngine<Payload: Sendable> {
     var nextRefreshGeneration: UInt64 = 0
     /// Transient refresh failures in a row per account, for the backoff; forgotten on success.
     var refreshFailures: [String: Int] = [:]
+    /// When each account last refreshed successfully, to bound refreshes that clients ask for.
+    var lastRefreshed: [String: Date] = [:]
+    /// Announcements of changes the engine holds but the store does not yet: set only when a
+    /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
+    /// the only copy). The next successful save carries them.
+    var unsavedAnnouncements: [Announcement]?
     /// Wakes the deadline loop when a change may have added an earlier deadline.
     let changes: AsyncStream<Void>.Continuation
     var changeStream: AsyncStream<Void>?
@@ -108,6 +114,7 @@ public actor SessionEngine<Payload: Sendable> {
     func abandonRefresh(of id: String) {
         refreshes.removeValue(forKey: id)?.task.cancel()
         refreshFailures[id] = nil
+        lastRefreshed[id] = nil
     }
 
     /// One event the commit announces once the change is saved.
@@ -121,7 +128,8 @@ public actor SessionEngine<Payload: Sendable> {
 
     /// Applies `changes` (nil removes an account), saves the result, and only then makes it the
     /// engine's state and announces `announcements`. If saving fails nothing changes.
-    func commit(_ changes: [String: StoredAccount?], announcing announcements: [Announcement]) throws(SessionError) {
+    func commit(_ changes: [String: StoredAccount?], announcing new: [Announcement]) throws(SessionError) {
+        let announcements = (unsavedAnnouncements ?? []) + new
         var next = accounts
         for (id, change) in changes { next[id] = change }
         let nextSequence = lastSequence + UInt64(announcements.count)
@@ -132,6 +140,7 @@ public actor SessionEngine<Payload: Sendable> {
         } catch {
             throw .storeFailed("\(error)")
         }
+        unsavedAnnouncements = nil
         let previous = accounts
         accounts = next
         let now = clock.now

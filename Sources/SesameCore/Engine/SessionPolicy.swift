@@ -17,6 +17,8 @@ public struct SessionPolicy: Sendable, Hashable {
     public var minimumRefreshInterval: Duration
     /// The longest wait between retries after transient refresh failures.
     public var maximumRetryDelay: Duration
+    /// `ReportRejected` refreshes at most once in this long per account.
+    public var minimumRejectedRefreshInterval: Duration = .seconds(10)
 
     /// Creates a policy.
     public init(
