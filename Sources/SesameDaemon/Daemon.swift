@@ -19,7 +19,7 @@ public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The engine as the daemon runs it: events are encoded once into Varlink replies.
-typealias DaemonEngine = SessionEngine<VarlinkReply>
+typealias DaemonEngine = SessionEngine<EventReply.Encoded>
 
 /// sesamed put together: the token store, the session engine, the Varlink server and its interfaces, and the
 /// systemd integration, run as one service group that SIGTERM drains.

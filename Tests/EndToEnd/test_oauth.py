@@ -33,13 +33,13 @@ def provider_files(directory: Path, idp: IdentityProvider, timeout: int = 2):
     )
 
 
-def start_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = False) -> Daemon:
+def start_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = False, limits: str = "") -> Daemon:
     providers = tmp_path / "providers.d"
     provider_files(providers, idp)
     config = (
         f'[daemon]\nproviders_directory = "{providers}"\n'
         f"[sessions]\nexpiring_margin = 1\nrefresh_margin = 0\nrefresh_ahead = {str(refresh_ahead).lower()}\n"
-        "[store]\nallow_generated_key = true\n[limits]\nconnections_per_user = 300\n"
+        f"[store]\nallow_generated_key = true\n[limits]\nconnections_per_user = 300\n{limits}"
     )
     daemon = Daemon(tmp_path, config=config)
     daemon.wait_ready()
@@ -421,3 +421,24 @@ def test_logout_wipes_locally_when_the_provider_is_down_and_says_so(daemon, idp)
     reply = call(daemon, "io.sesame.Accounts.GetToken", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.NeedsLogin", reply
     assert idp.token_status(tokens["refresh_token"]), "revocation was faulted, so DOT still has it"
+
+
+def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
+    idp.clear_faults()
+    daemon = start_daemon(tmp_path, idp, limits="logins_per_user = 2\n")
+    try:
+        code_flow = {"provider": "web", "flow": "authorizationCode", "redirectUri": "http://127.0.0.1:40000/cb"}
+        assert "authorization" in call(daemon, "io.sesame.Accounts.Login", code_flow)["parameters"]
+        device = RawConnection(daemon.socket_path, timeout=30)
+        device.send("io.sesame.Accounts.Login", {"provider": "local"}, more=True)
+        assert "verification" in device.reply()["parameters"]
+        refused = call(daemon, "io.sesame.Accounts.Login", code_flow)
+        assert refused == {"error": "io.sesame.Accounts.TooManyLogins", "parameters": {"limit": 2}}, refused
+        device.close()  # the device login ends with its caller, and its allowance comes back
+        deadline = time.monotonic() + 10
+        while "error" in (reply := call(daemon, "io.sesame.Accounts.Login", code_flow)):
+            assert time.monotonic() < deadline, reply
+            time.sleep(0.2)
+        assert daemon.stop() == 0
+    finally:
+        daemon.kill()

@@ -236,7 +236,6 @@ def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while
     assert reply["parameters"]["accessToken"] == ACCESS
     owner_watch = watch(daemon, "owner")
     owner_watch.kill()
-    assert "connection refused" in daemon.log()
 
     # Letting go gives the stranger its allowance back.
     for process in (subscriber, connections):

@@ -130,6 +130,7 @@ import Testing
         }
         #expect(fixture.refresher.calls == 0)
     }
+
     @Test func refreshedTokensThatCannotBeSavedAreKeptAndSavedLater() async throws {
         let fixture = EngineFixture()
         let events = await fixture.subscribe()

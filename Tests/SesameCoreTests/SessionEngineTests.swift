@@ -167,6 +167,20 @@ import Testing
         }
         #expect(current == 9 && accounts.map(\.id) == ["a"])
     }
+
+    @Test func aLogoutSaysNotRevokedWhenTheTokensChangedWhileRevoking() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount()
+        let revoked = try await fixture.engine.heldTokens(for: account.id)
+        // A new login of the same account lands while the provider revokes the old tokens.
+        _ = try await fixture.importAccount(lifetime: .seconds(60))
+        _ = try await fixture.engine.logout(account.id, revokedRemotely: true, revokedTokens: revoked)
+        let kinds = try await events.kinds(2)
+        let loggedOut = try #require(try await events.next())
+        #expect(kinds == [.loggedIn, .loggedIn] && loggedOut.kind == .loggedOut)
+        #expect(loggedOut.revokedRemotely == false)
+    }
 }
 
 /// Waits until the deadline loop is asleep on the test clock, so moving the clock wakes it.

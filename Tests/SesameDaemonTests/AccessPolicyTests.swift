@@ -43,6 +43,14 @@ import Testing
         #expect(rights(user, account: "kakao-1", provider: "kakao").isEmpty, "the grant names one provider")
     }
 
+    @Test func aGrantNamingAnOwnerCoversOnlyTheirAccounts() {
+        let policy = AccessPolicy(grants: [
+            Grant(principal: .user(3000), target: .provider("google"), rights: .use, owner: 1000)
+        ])
+        #expect(policy.rights(of: observer, account: "google-1", provider: "google", owner: 1000) == [.observe, .use])
+        #expect(policy.rights(of: observer, account: "google-9", provider: "google", owner: 6666).isEmpty)
+    }
+
     @Test func strangersGetNothing() {
         #expect(rights(stranger).isEmpty)
     }

@@ -61,13 +61,20 @@ extension SessionEngine {
     }
 
     /// Ends the session locally: tokens are wiped, the account stays as `loggedOut`, and
-    /// `loggedOut` is announced with `reason`.
+    /// `loggedOut` is announced with `reason`. `revokedTokens` are the tokens a remote
+    /// revocation covered: if the account holds others by now (a new login or a refresh while
+    /// the provider was asked), those were not revoked, and the event says so.
     public func logout(
         _ id: String,
         reason: AuthEvent.LogoutReason = .user,
-        revokedRemotely: Bool? = nil
+        revokedRemotely: Bool? = nil,
+        revokedTokens: TokenSet? = nil
     ) throws(SessionError) -> Account {
         guard var stored = accounts[id] else { throw .noSuchAccount(id) }
+        var revokedRemotely = revokedRemotely
+        if revokedRemotely == true, let revokedTokens, stored.tokens != revokedTokens {
+            revokedRemotely = false
+        }
         try transition(&stored, to: .loggedOut)
         stored.tokens = nil
         stored.expiringAnnounced = false

@@ -301,7 +301,8 @@ private struct Reader {
     }
 
     /// The `[[grants]]` array: each entry names exactly one of `user`/`group`, exactly one of
-    /// `account`/`provider`, and `allow`, a list of "observe" and "use".
+    /// `account`/`provider`, `allow` (a list of "observe" and "use") and optionally the `owner`
+    /// whose accounts it covers.
     func grants(_ value: (any TOMLValueConvertible)?) throws(ConfigurationError) -> [Grant] {
         guard let array = value?.array else {
             throw .wrongType(path: path, key: "grants", expected: "an array of tables ([[grants]])")
@@ -315,6 +316,7 @@ private struct Reader {
             var principal: Principal?
             var target: GrantTarget?
             var rights: AccountRights?
+            var owner: UInt32?
             func once<T>(_ slot: T?, _ what: String) throws(ConfigurationError) {
                 guard slot == nil else {
                     throw .invalidValue(path: path, key: prefix, reason: "names more than one \(what)")
@@ -336,6 +338,8 @@ private struct Reader {
                     target = key == "account" ? .account(name) : .provider(name)
                 case "allow":
                     rights = try allowed(value, key: "\(prefix).allow")
+                case "owner":
+                    owner = try userID(value, key: "\(prefix).owner")
                 default:
                     return false
                 }
@@ -350,7 +354,7 @@ private struct Reader {
             guard let rights else {
                 throw .invalidValue(path: path, key: prefix, reason: "needs allow = [\"observe\"] or [\"use\"]")
             }
-            grants.append(Grant(principal: principal, target: target, rights: rights))
+            grants.append(Grant(principal: principal, target: target, rights: rights, owner: owner))
         }
         return grants
     }

@@ -73,13 +73,17 @@ actor PendingLogins {
     static let lifetime: Duration = .seconds(600)
     private var entries: [String: Entry] = [:]
 
-    /// Keeps `request` until CompleteLogin; false when `owner` already has `limit` waiting.
-    func add(_ request: AuthorizationRequest, provider: String, owner: UInt32, limit: Int) -> Bool {
+    /// Keeps `request` until CompleteLogin or its lifetime ends.
+    func add(_ request: AuthorizationRequest, provider: String, owner: UInt32) {
         let now = ContinuousClock.now
         entries = entries.filter { $0.value.expires > now }
-        guard entries.values.count(where: { $0.owner == owner }) < limit else { return false }
         entries[request.state] = Entry(provider: provider, owner: owner, request: request, expires: now + Self.lifetime)
-        return true
+    }
+
+    /// How many logins of `owner` wait for CompleteLogin.
+    func count(owner: UInt32) -> Int {
+        let now = ContinuousClock.now
+        return entries.values.count { $0.owner == owner && $0.expires > now }
     }
 
     /// Removes and returns the login with this state; a second use, another uid's state, or an

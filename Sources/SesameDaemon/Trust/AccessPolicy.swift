@@ -45,12 +45,16 @@ public struct Grant: Sendable, Hashable {
     public var target: GrantTarget
     /// The rights granted; `use` includes `observe`.
     public var rights: AccountRights
+    /// Only accounts owned by this uid, when set. A provider grant without it also covers
+    /// accounts that any user creates under that provider's name.
+    public var owner: UInt32?
 
     /// Creates a grant.
-    public init(principal: Principal, target: GrantTarget, rights: AccountRights) {
+    public init(principal: Principal, target: GrantTarget, rights: AccountRights, owner: UInt32? = nil) {
         self.principal = principal
         self.target = target
         self.rights = rights.contains(.use) ? rights.union(.observe) : rights
+        self.owner = owner
     }
 }
 
@@ -89,7 +93,7 @@ public struct AccessPolicy: Sendable, Hashable {
         if caller.uid == 0 || caller.uid == owner { return .all }
         var rights: AccountRights = []
         if let adminGroup, caller.groups.contains(adminGroup) { rights.formUnion([.observe, .logout]) }
-        for grant in grants where grant.covers(caller) && grant.covers(account: id, provider: provider) {
+        for grant in grants where grant.covers(caller) && grant.covers(account: id, provider: provider, owner: owner) {
             rights.formUnion(grant.rights)
         }
         return rights
@@ -114,8 +118,9 @@ extension Grant {
         }
     }
 
-    fileprivate func covers(account id: String, provider: String) -> Bool {
-        switch target {
+    fileprivate func covers(account id: String, provider: String, owner accountOwner: UInt32) -> Bool {
+        if let owner, owner != accountOwner { return false }
+        return switch target {
         case .account(let account): account == id
         case .provider(let name): name == provider
         }

@@ -72,12 +72,13 @@ final class Trust: Sendable, VarlinkConnectionGate {
         }
     }
 
-    /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit.
-    func acquire(_ resource: LimitedResource, for uid: UInt32) -> VarlinkError? {
+    /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit,
+    /// counting `besides` more that it holds elsewhere.
+    func acquire(_ resource: LimitedResource, for uid: UInt32, besides: Int = 0) -> VarlinkError? {
         state.withLock { state in
             let limit = resource.limit(in: state.limits)
             let held = state.held[resource, default: [:]][uid, default: 0]
-            guard held < limit else { return resource.error(limit: limit) }
+            guard held + besides < limit else { return resource.error(limit: limit) }
             state.held[resource, default: [:]][uid] = held + 1
             return nil
         }
@@ -99,8 +100,9 @@ final class Trust: Sendable, VarlinkConnectionGate {
         release(.connection, for: peer.uid)
     }
 
-    /// The identity of `peer` as the policy needs it: its groups are looked up only when some
-    /// rule names a group.
+    /// The identity of `peer` as the policy needs it: its primary group from the socket, and
+    /// its supplementary groups from the user database (as polkit does; `SO_PEERCRED` does not
+    /// carry them), looked up only when some rule names a group.
     func identity(of peer: PeerCredentials) -> CallerIdentity {
         let policy = self.policy
         let needsGroups =
@@ -108,9 +110,25 @@ final class Trust: Sendable, VarlinkConnectionGate {
             || policy.grants.contains {
                 if case .group = $0.principal { true } else { false }
             }
-        return CallerIdentity(
-            uid: peer.uid,
-            groups: needsGroups ? UserDatabase.groups(ofUID: peer.uid, primaryGID: peer.gid) : [peer.gid]
-        )
+        guard needsGroups else { return CallerIdentity(uid: peer.uid, groups: [peer.gid]) }
+        return CallerIdentity(uid: peer.uid, groups: groups(of: peer))
     }
+
+    /// The peer's groups from the user database, remembered for a while: a lookup may go to
+    /// LDAP or sssd and block, and a busy client makes many calls.
+    private func groups(of peer: PeerCredentials) -> Set<UInt32> {
+        let now = ContinuousClock.now
+        if let cached = groupCache.withLock({ $0[peer.uid] }), cached.expires > now {
+            return cached.groups.union([peer.gid])
+        }
+        let groups = UserDatabase.groups(ofUID: peer.uid, primaryGID: peer.gid)
+        groupCache.withLock { cache in
+            if cache.count > 4096 { cache.removeAll() }
+            cache[peer.uid] = (groups, now + Self.groupCacheLifetime)
+        }
+        return groups
+    }
+
+    private static let groupCacheLifetime: Duration = .seconds(30)
+    private let groupCache = Mutex<[UInt32: (groups: Set<UInt32>, expires: ContinuousClock.Instant)]>([:])
 }

@@ -16,9 +16,21 @@ public enum UserDatabase {
     public static func gid(named name: String) -> UInt32? {
         var group = Glibc.group()
         var result: UnsafeMutablePointer<Glibc.group>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        guard getgrnam_r(name, &group, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        guard withGrowingBuffer({ getgrnam_r(name, &group, $0, $1, &result) }), result != nil else { return nil }
         return group.gr_gid
+    }
+
+    /// Runs a `get*_r` lookup with a buffer that doubles while the entry does not fit (ERANGE),
+    /// as large groups with many members need. True when the lookup succeeded.
+    private static func withGrowingBuffer(_ lookup: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> Bool {
+        var size = 16384
+        while size <= 16 << 20 {
+            var buffer = [CChar](repeating: 0, count: size)
+            let status = buffer.withUnsafeMutableBufferPointer { lookup($0.baseAddress!, size) }
+            if status != ERANGE { return status == 0 }
+            size *= 2
+        }
+        return false
     }
 
     /// `primaryGID` and every group the user database lists `uid` in. A uid without a user entry
@@ -26,11 +38,14 @@ public enum UserDatabase {
     public static func groups(ofUID uid: UInt32, primaryGID: UInt32) -> Set<UInt32> {
         var passwd = Glibc.passwd()
         var result: UnsafeMutablePointer<Glibc.passwd>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        guard getpwuid_r(uid, &passwd, &buffer, buffer.count, &result) == 0, result != nil, let name = passwd.pw_name
-        else {
-            return [primaryGID]
+        var name = ""
+        let found = withGrowingBuffer { buffer, size in
+            let status = getpwuid_r(uid, &passwd, buffer, size, &result)
+            // The strings point into the buffer, so copy the name while it is alive.
+            if status == 0, result != nil, let pointer = passwd.pw_name { name = String(cString: pointer) }
+            return status
         }
+        guard found, result != nil, !name.isEmpty else { return [primaryGID] }
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
         if getgrouplist(name, primaryGID, &groups, &count) < 0 {
@@ -44,8 +59,12 @@ public enum UserDatabase {
     private static func withPasswd<T>(name: String, _ body: (Glibc.passwd) -> T) -> T? {
         var passwd = Glibc.passwd()
         var result: UnsafeMutablePointer<Glibc.passwd>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        guard getpwnam_r(name, &passwd, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
-        return body(passwd)
+        var value: T?
+        _ = withGrowingBuffer { buffer, size in
+            let status = getpwnam_r(name, &passwd, buffer, size, &result)
+            if status == 0, result != nil { value = body(passwd) }
+            return status
+        }
+        return value
     }
 }

@@ -38,8 +38,14 @@ struct AccountsInterface: VarlinkInterface {
         case "Logout":
             let id = try call.decodeParameters(AccountParameter.self).account
             let account = try await engine.account(id, for: caller, requiring: .logout)
-            let revoked = await revokeRemotely(account, logger: context.logger)
-            let loggedOut = try await engine.logout(id, reason: .user, revokedRemotely: revoked)
+            let held = try await engine.heldTokens(for: id)
+            let revoked = await revokeRemotely(account, tokens: held, logger: context.logger)
+            let loggedOut = try await engine.logout(
+                id,
+                reason: .user,
+                revokedRemotely: revoked,
+                revokedTokens: revoked ? held : nil
+            )
             context.logger.info("logged out", metadata: ["account": "\(id)", "revoked_remotely": "\(revoked)"])
             return try VarlinkReply(AccountReply(account: loggedOut))
         case "Login":
@@ -94,12 +100,17 @@ struct AccountsInterface: VarlinkInterface {
                 default: throw .invalidParameter("flow")
                 }
             } ?? adapter.defaultFlow
+        // One allowance for both flows: device logins while they poll, code logins while they
+        // wait for CompleteLogin; checked before the provider is asked anything.
+        let uid = caller.peer.uid
+        if let refusal = trust.acquire(.login, for: uid, besides: await pendingLogins.count(owner: uid)) {
+            throw refusal
+        }
+        defer { trust.release(.login, for: uid) }
         do {
             switch flow {
             case .device:
                 guard call.more else { throw VarlinkError.expectedMore }
-                if let refusal = trust.acquire(.login, for: caller.peer.uid) { throw refusal }
-                defer { trust.release(.login, for: caller.peer.uid) }
                 let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
                 try await context.send(
                     VarlinkReply(
@@ -128,11 +139,7 @@ struct AccountsInterface: VarlinkInterface {
                     redirectURI: redirect,
                     scopes: request.scopes
                 )
-                let limit = trust.limits.logins
-                guard await pendingLogins.add(started, provider: request.provider, owner: caller.peer.uid, limit: limit)
-                else {
-                    throw LimitedResource.login.error(limit: limit)
-                }
+                await pendingLogins.add(started, provider: request.provider, owner: uid)
                 return try VarlinkReply(
                     AuthorizationReply(authorization: .init(url: started.url, state: started.state))
                 )
@@ -169,9 +176,8 @@ struct AccountsInterface: VarlinkInterface {
     /// Revokes the account's grant at its provider; false when that did not happen (no tokens,
     /// no provider, no revocation endpoint, or the provider could not be reached). The local
     /// wipe happens either way.
-    private func revokeRemotely(_ account: Account, logger: Logger) async -> Bool {
-        guard let tokens = try? await engine.heldTokens(for: account.id),
-            let adapter = try? providers.adapter(account.provider), adapter.capabilities.revocation
+    private func revokeRemotely(_ account: Account, tokens: TokenSet?, logger: Logger) async -> Bool {
+        guard let tokens, let adapter = try? providers.adapter(account.provider), adapter.capabilities.revocation
         else { return false }
         do {
             try await adapter.revoke(tokens)

@@ -46,14 +46,15 @@ struct EventsInterface: VarlinkInterface {
         // withdrawn by a reload stops the events of that account at once.
         let identity = trust.identity(of: peer)
         let trust = self.trust
-        let filter = EventFilter(
-            accounts: parameters.accounts.map(Set.init),
-            kinds: kinds,
-            visibility: { account, provider, owner in
-                trust.policy.rights(of: identity, account: account, provider: provider, owner: owner)
-                    .contains(.observe)
-            }
-        )
+        let visible: EventFilter.Visibility = { account, provider, owner in
+            trust.policy.rights(of: identity, account: account, provider: provider, owner: owner).contains(.observe)
+        }
+        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visible)
+        // Checked again at sending: events queued before a reload withdrew a grant are dropped.
+        func send(_ event: EventReply.Encoded) async throws {
+            guard visible(event.account, event.provider, event.owner) else { return }
+            try await context.send(event.reply)
+        }
         let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
         defer { subscription.cancel() }
         try await context.send(VarlinkReply(ReadyReply(ready: .init(sequence: current))))
@@ -61,13 +62,13 @@ struct EventsInterface: VarlinkInterface {
         case .upToDate:
             break
         case .replay(let missed):
-            for event in missed { try await context.send(event) }
+            for event in missed { try await send(event) }
         case .resync:
             try await context.send(VarlinkReply(ResyncReply(resync: .init(sequence: current, accounts: accounts))))
         }
         do {
             for try await event in subscription {
-                try await context.send(event)
+                try await send(event)
             }
         } catch let lagged as SubscriberLagged {
             context.logger.notice(
@@ -82,12 +83,26 @@ struct EventsInterface: VarlinkInterface {
     }
 }
 
-/// How one event goes on the wire: encoded once, sent to every subscriber as is.
+/// How one event goes on the wire: encoded once, sent to every subscriber as is, with the
+/// account it is about so that visibility can be checked again just before it is sent.
 struct EventReply: Encodable {
     var event: AuthEvent
 
-    static func encode(_ event: AuthEvent) -> VarlinkReply {
+    /// The wire form of one event and whose account it concerns.
+    struct Encoded: Sendable {
+        var account: String
+        var provider: String
+        var owner: UInt32
+        var reply: VarlinkReply
+    }
+
+    static func encode(_ event: AuthEvent) -> Encoded {
         // An AuthEvent is strings, numbers and dates; encoding it cannot fail.
-        (try? VarlinkReply(EventReply(event: event))) ?? .empty
+        Encoded(
+            account: event.account,
+            provider: event.provider,
+            owner: event.owner,
+            reply: (try? VarlinkReply(EventReply(event: event))) ?? .empty
+        )
     }
 }

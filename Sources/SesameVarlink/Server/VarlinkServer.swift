@@ -42,6 +42,8 @@ public final class VarlinkServer: Sendable {
     private let listener: NIOAsyncChannel<Connection, Never>
     private let interfaces: [String: any VarlinkInterface]
     private let gate: (any VarlinkConnectionGate)?
+    /// Refused connections still open while the peer reads its answer.
+    private let lingering = NIOLockedValueBox(0)
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
 
@@ -164,14 +166,9 @@ public final class VarlinkServer: Sendable {
         logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
         logger.debug("connection opened")
         let channel = connection.channel
-        if let gate {
-            if let refusal = gate.admit(connection.peer) {
-                // Answered before anything is read: the peer reads it as the reply to its first
-                // call. The connection is closed at once, so refused peers hold nothing here.
-                logger.notice("connection refused", metadata: ["error": "\(refusal.name)"])
-                channel.writeAndFlush(refusal.frame()).whenComplete { _ in channel.close(promise: nil) }
-                return
-            }
+        if let gate, let refusal = gate.admit(connection.peer) {
+            refuse(channel, with: refusal, logger: logger)
+            return
         }
         defer { gate?.release(connection.peer) }
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
@@ -203,6 +200,36 @@ public final class VarlinkServer: Sendable {
         }
         logger.debug("connection closed")
     }
+
+    /// Answers a refused connection with `refusal`, which the peer reads as the reply to its
+    /// first call. Closing at once could make the peer's first write fail (EPIPE) before it
+    /// reads the answer, so the server half-closes and discards what comes in for up to a
+    /// second. Only `maximumLingering` refused connections linger at a time; beyond that they
+    /// are closed at once, so a flood of them holds nothing here.
+    private func refuse(_ channel: any Channel, with refusal: VarlinkError, logger: Logger) {
+        logger.debug("connection refused", metadata: ["error": "\(refusal.name)"])
+        let lingers = lingering.withLockedValue { count in
+            guard count < Self.maximumLingering else { return false }
+            count += 1
+            return true
+        }
+        let written = channel.writeAndFlush(refusal.frame())
+        guard lingers else {
+            written.whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        let lingering = self.lingering
+        written.whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+            channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in
+                channel.read()
+            }
+            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        }
+        channel.closeFuture.whenComplete { _ in lingering.withLockedValue { $0 -= 1 } }
+    }
+
+    private static let maximumLingering = 256
 
     private func answerCalls(
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
