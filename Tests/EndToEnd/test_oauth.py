@@ -372,6 +372,9 @@ INVALID_RESPONSES = {
     "malformed JSON": {"status": 200, "body": "{not json"},
     "token response for another client": {"id_token": "wrong_audience"},
     "ID token signed with a key not in the JWKS": {"id_token": "foreign_key"},
+    "ID token from another issuer": {"id_token": "wrong_issuer"},
+    "expired ID token": {"id_token": "expired"},
+    "unsigned ID token (alg none)": {"id_token": "alg_none"},
 }
 
 
@@ -442,3 +445,20 @@ def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
         assert daemon.stop() == 0
     finally:
         daemon.kill()
+
+
+def test_a_code_login_whose_id_token_has_another_nonce_is_refused(daemon, idp):
+    """The nonce ties the ID token to this login (a replayed token from another login fails)."""
+    conn = RawConnection(daemon.socket_path)
+    reply = conn.call("io.sesame.Accounts.Login",
+                      {"provider": "web", "flow": "authorizationCode", "redirectUri": "http://127.0.0.1:49999/callback"})
+    authorization = reply["parameters"]["authorization"]
+    assert parse_qs(urlparse(authorization["url"]).query)["nonce"][0]
+    browser = requests.Session()
+    browser.cookies.update(idp.login_cookie("alice"))
+    back = parse_qs(urlparse(browser.get(authorization["url"], allow_redirects=False, timeout=10)
+                             .headers["Location"]).query)
+    idp.fault(grant_type="authorization_code", id_token="wrong_nonce")
+    refused = conn.call("io.sesame.Accounts.CompleteLogin", {"state": back["state"][0], "code": back["code"][0]})
+    assert refused["error"] == "io.sesame.Accounts.ProviderFailed" and "nonce" in refused["parameters"]["reason"]
+    assert call(daemon, "io.sesame.Accounts.List", {})["parameters"]["accounts"] == []

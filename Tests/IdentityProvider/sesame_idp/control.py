@@ -28,7 +28,7 @@ from oauth2_provider.models import (
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.utils import jwk_from_pem
 
-ID_TOKEN_FAULTS = ("foreign_key", "wrong_audience")
+ID_TOKEN_FAULTS = ("foreign_key", "wrong_audience", "wrong_issuer", "expired", "wrong_nonce", "alg_none")
 log = logging.getLogger("sesame_idp")
 
 
@@ -149,11 +149,23 @@ def alter_id_token(response, mode: str):
     if mode == "wrong_audience":
         others = get_application_model().objects.exclude(client_id=claims["aud"])
         claims["aud"] = others.values_list("client_id", flat=True).first()
-    else:
+    elif mode == "wrong_issuer":
+        claims["iss"] = "https://issuer.invalid/o"
+    elif mode == "expired":
+        claims["iat"], claims["exp"] = int(time.time()) - 7200, int(time.time()) - 3600
+    elif mode == "wrong_nonce":
+        claims["nonce"] = "not-the-nonce-of-this-login"
+    elif mode == "foreign_key":
         key = foreign_key()
-    token = jwt.JWT(header=header, claims=claims)
-    token.make_signed_token(key)
-    payload["id_token"] = token.serialize()
+    if mode == "alg_none":
+        # An unsigned token that claims everything is fine: the oldest trick against JWT libraries.
+        def part(value):
+            return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+        payload["id_token"] = f"{part({**header, 'alg': 'none'})}.{part(claims)}."
+    else:
+        token = jwt.JWT(header=header, claims=claims)
+        token.make_signed_token(key)
+        payload["id_token"] = token.serialize()
     response.content = json.dumps(payload)
     return response
 
