@@ -73,6 +73,7 @@ import Testing
             #expect(delay >= base && delay <= base * 1.2, "after \(failures) failures")
         }
         #expect(policy.retryDelay(afterFailures: 1, atLeast: .seconds(120)) >= 120, "Retry-After is honoured")
+        #expect(policy.retryDelay(afterFailures: 1, atLeast: .seconds(3600)) <= 360, "but not past the cap")
     }
 
     @Test func aValidTokenIsHandedOutWithoutRefreshing() async throws {
@@ -167,6 +168,17 @@ import Testing
         fixture.clock.advance(by: .seconds(30))
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "after the backoff it tries")
+    }
+
+    @Test func garbageFromTheProviderAlsoBacksCallersOff() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.failure(.invalidResponse(reason: "malformed JSON")))
+        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "malformed JSON")) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        #expect(fixture.refresher.calls == 1, "no planned refresh, but the backoff still holds callers")
     }
 
     @Test func rejectedTokensRefreshAtMostOncePerInterval() async throws {

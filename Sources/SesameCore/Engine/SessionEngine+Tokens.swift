@@ -31,10 +31,10 @@ extension SessionEngine {
         return try await refresh(id)
     }
 
-    /// Whether the account's last refreshes failed and the backoff has not yet passed.
+    /// Whether the account's last refresh failed and the backoff has not yet passed.
     private func isBackingOff(_ id: String) -> Bool {
-        guard (refreshFailures[id] ?? 0) > 0, let retry = accounts[id]?.refreshAt else { return false }
-        return retry > clock.now
+        guard let until = retryNotBefore[id] else { return false }
+        return until > clock.now
     }
 
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
@@ -59,7 +59,7 @@ extension SessionEngine {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
         if refreshes[id] == nil {
             guard stored.tokens?.accessToken == accessToken, !isBackingOff(id) else { return false }
-            if let last = lastRefreshed[id],
+            if let last = lastRefreshAttempt[id],
                 clock.now.timeIntervalSince(last) < policy.minimumRejectedRefreshInterval.timeInterval
             {
                 return false
@@ -76,6 +76,7 @@ extension SessionEngine {
             throw accounts[id] == nil ? .noSuchAccount(id) : .needsLogin(id)
         }
         let startedFrom = stored.account.state
+        lastRefreshAttempt[id] = clock.now
         // `refreshing` is a passing state: shown by List, neither persisted nor announced.
         try transition(&stored, to: .refreshing)
         accounts[id] = stored
@@ -143,8 +144,8 @@ extension SessionEngine {
             stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
             stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
             refreshFailures[id] = nil
-            lastRefreshed[id] = now
-            let announcement = Announcement(kind: .tokenRefreshed, account: id)
+            retryNotBefore[id] = nil
+            let announcement = Announcement(kind: .tokenRefreshed, account: id, snapshot: stored.account)
             do {
                 try commit([id: stored], announcing: [announcement])
             } catch {
@@ -161,6 +162,7 @@ extension SessionEngine {
             let failures = (refreshFailures[id] ?? 0) + 1
             let retryAt = now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: retryAfter))
             stored.refreshAt = retryAt
+            retryNotBefore[id] = retryAt
             try commitOrRestore(
                 &stored,
                 startedFrom: startedFrom,
@@ -179,9 +181,9 @@ extension SessionEngine {
             // to where it was (a planned refresh tries again after the backoff).
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
             let failures = (refreshFailures[id] ?? 0) + 1
-            stored.refreshAt = stored.refreshAt.map { _ in
-                now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: .seconds(30)))
-            }
+            let retryAt = now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: .seconds(30)))
+            stored.refreshAt = stored.refreshAt.map { _ in retryAt }
+            retryNotBefore[id] = retryAt
             try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
             refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
@@ -195,6 +197,7 @@ extension SessionEngine {
                 expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)]
             )
             refreshFailures[id] = nil
+            retryNotBefore[id] = nil
             throw .needsLogin(id)
         case .failure(.revoked):
             try transition(&stored, to: .needsLogin)
@@ -232,6 +235,7 @@ extension SessionEngine {
                 // announced by the deadline loop once the store takes it.
                 current.account.state = startedFrom
                 current.refreshAt = current.refreshAt.map { _ in clock.now.addingTimeInterval(60) }
+                retryNotBefore[id] = clock.now.addingTimeInterval(60)
                 accounts[id] = current
             }
             throw error

@@ -22,8 +22,10 @@ public actor SessionEngine<Payload: Sendable> {
     var nextRefreshGeneration: UInt64 = 0
     /// Transient refresh failures in a row per account, for the backoff; forgotten on success.
     var refreshFailures: [String: Int] = [:]
-    /// When each account last refreshed successfully, to bound refreshes that clients ask for.
-    var lastRefreshed: [String: Date] = [:]
+    /// When each account last started a refresh, to bound refreshes that clients ask for.
+    var lastRefreshAttempt: [String: Date] = [:]
+    /// Until when callers do not start refreshes of an account whose last refresh failed.
+    var retryNotBefore: [String: Date] = [:]
     /// Announcements of changes the engine holds but the store does not yet: set only when a
     /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
     /// the only copy). The next successful save carries them.
@@ -114,7 +116,8 @@ public actor SessionEngine<Payload: Sendable> {
     func abandonRefresh(of id: String) {
         refreshes.removeValue(forKey: id)?.task.cancel()
         refreshFailures[id] = nil
-        lastRefreshed[id] = nil
+        lastRefreshAttempt[id] = nil
+        retryNotBefore[id] = nil
     }
 
     /// One event the commit announces once the change is saved.
@@ -124,6 +127,9 @@ public actor SessionEngine<Payload: Sendable> {
         var reason: AuthEvent.LogoutReason? = nil
         var retryAt: Date? = nil
         var revokedRemotely: Bool? = nil
+        /// The account as the event should show it, when it is announced later than the change
+        /// (a refresh whose save failed at first); otherwise the account as committed.
+        var snapshot: Account? = nil
     }
 
     /// Applies `changes` (nil removes an account), saves the result, and only then makes it the
@@ -146,7 +152,10 @@ public actor SessionEngine<Payload: Sendable> {
         let now = clock.now
         for announcement in announcements {
             lastSequence += 1
-            guard let subject = next[announcement.account]?.account ?? previous[announcement.account]?.account else {
+            guard
+                let subject = announcement.snapshot ?? next[announcement.account]?.account
+                    ?? previous[announcement.account]?.account
+            else {
                 continue
             }
             let event = AuthEvent(

@@ -52,11 +52,13 @@ public struct SessionPolicy: Sendable, Hashable {
     }
 
     /// How long to wait before retrying after `failures` transient refresh failures in a row:
-    /// exponential from 5 s, capped at `maximumRetryDelay`, never sooner than the provider asked
-    /// (`atLeast`), with up to a fifth added at random so many clients do not retry in step.
+    /// exponential from 5 s, never sooner than the provider asked (`atLeast`), capped at
+    /// `maximumRetryDelay` either way (a provider's Retry-After of an hour would otherwise leave
+    /// callers without tokens for that hour), with up to a fifth added at random so many
+    /// clients do not retry in step.
     public func retryDelay(afterFailures failures: Int, atLeast: Duration) -> TimeInterval {
         let exponential = 5 * pow(2, Double(min(max(failures, 1), 16) - 1))
-        let base = max(min(exponential, maximumRetryDelay.timeInterval), atLeast.timeInterval)
+        let base = min(max(exponential, atLeast.timeInterval), maximumRetryDelay.timeInterval)
         return base + Double.random(in: 0...(base * 0.2))
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SesameCore
 import SesameProviders
+import SesameVarlink
 import Synchronization
 
 /// The configured providers by name; as the engine's refresher it hands each account's refresh
@@ -78,6 +79,12 @@ actor PendingLogins {
         let now = ContinuousClock.now
         entries = entries.filter { $0.value.expires > now }
         entries[request.state] = Entry(provider: provider, owner: owner, request: request, expires: now + Self.lifetime)
+    }
+
+    /// Takes one login allowance of `owner` from `trust`, counting the logins that wait here,
+    /// in one step so that concurrent logins cannot both slip under the limit.
+    func reserveLogin(owner: UInt32, in trust: Trust) -> VarlinkError? {
+        trust.acquire(.login, for: owner, besides: count(owner: owner))
     }
 
     /// How many logins of `owner` wait for CompleteLogin.

@@ -70,6 +70,7 @@ final class Trust: Sendable, VarlinkConnectionGate {
             $0.policy = policy
             $0.limits = limits
         }
+        forgetGroups()
     }
 
     /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit,
@@ -103,30 +104,38 @@ final class Trust: Sendable, VarlinkConnectionGate {
     /// The identity of `peer` as the policy needs it: its primary group from the socket, and
     /// its supplementary groups from the user database (as polkit does; `SO_PEERCRED` does not
     /// carry them), looked up only when some rule names a group.
-    func identity(of peer: PeerCredentials) -> CallerIdentity {
+    /// `always` looks the groups up even when no rule names a group now, for a subscription
+    /// that must follow rules a reload may add later.
+    func identity(of peer: PeerCredentials, always: Bool = false) -> CallerIdentity {
         let policy = self.policy
         let needsGroups =
-            policy.adminGroup != nil
+            always || policy.adminGroup != nil
             || policy.grants.contains {
                 if case .group = $0.principal { true } else { false }
             }
         guard needsGroups else { return CallerIdentity(uid: peer.uid, groups: [peer.gid]) }
-        return CallerIdentity(uid: peer.uid, groups: groups(of: peer))
+        return CallerIdentity(uid: peer.uid, groups: userGroups(of: peer.uid).union([peer.gid]))
     }
 
-    /// The peer's groups from the user database, remembered for a while: a lookup may go to
-    /// LDAP or sssd and block, and a busy client makes many calls.
-    private func groups(of peer: PeerCredentials) -> Set<UInt32> {
+    /// The uid's groups from the user database, remembered for a while: a lookup may go to
+    /// LDAP or sssd and block, and a busy client makes many calls. They are the same for every
+    /// process of the uid; the primary group of each process is added by the caller.
+    private func userGroups(of uid: UInt32) -> Set<UInt32> {
         let now = ContinuousClock.now
-        if let cached = groupCache.withLock({ $0[peer.uid] }), cached.expires > now {
-            return cached.groups.union([peer.gid])
+        if let cached = groupCache.withLock({ $0[uid] }), cached.expires > now {
+            return cached.groups
         }
-        let groups = UserDatabase.groups(ofUID: peer.uid, primaryGID: peer.gid)
+        let groups = UserDatabase.groups(ofUID: uid)
         groupCache.withLock { cache in
             if cache.count > 4096 { cache.removeAll() }
-            cache[peer.uid] = (groups, now + Self.groupCacheLifetime)
+            cache[uid] = (groups, now + Self.groupCacheLifetime)
         }
         return groups
+    }
+
+    /// Forgets the cached groups, so a reload also picks up changed memberships.
+    func forgetGroups() {
+        groupCache.withLock { $0.removeAll() }
     }
 
     private static let groupCacheLifetime: Duration = .seconds(30)

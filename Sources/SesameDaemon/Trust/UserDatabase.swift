@@ -33,27 +33,32 @@ public enum UserDatabase {
         return false
     }
 
-    /// `primaryGID` and every group the user database lists `uid` in. A uid without a user entry
-    /// has only its primary group.
-    public static func groups(ofUID uid: UInt32, primaryGID: UInt32) -> Set<UInt32> {
+    /// The groups the user database gives `uid`: its login group and every group that lists it
+    /// as a member. Empty for a uid without a user entry. The same for every process of the uid,
+    /// so callers add the primary group of the process themselves.
+    public static func groups(ofUID uid: UInt32) -> Set<UInt32> {
         var passwd = Glibc.passwd()
         var result: UnsafeMutablePointer<Glibc.passwd>?
         var name = ""
+        var loginGroup: gid_t = 0
         let found = withGrowingBuffer { buffer, size in
             let status = getpwuid_r(uid, &passwd, buffer, size, &result)
             // The strings point into the buffer, so copy the name while it is alive.
-            if status == 0, result != nil, let pointer = passwd.pw_name { name = String(cString: pointer) }
+            if status == 0, result != nil, let pointer = passwd.pw_name {
+                name = String(cString: pointer)
+                loginGroup = passwd.pw_gid
+            }
             return status
         }
-        guard found, result != nil, !name.isEmpty else { return [primaryGID] }
+        guard found, result != nil, !name.isEmpty else { return [] }
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
-        if getgrouplist(name, primaryGID, &groups, &count) < 0 {
+        if getgrouplist(name, loginGroup, &groups, &count) < 0 {
             // Too small; `count` now says how many there are.
             groups = [gid_t](repeating: 0, count: Int(count))
-            guard getgrouplist(name, primaryGID, &groups, &count) >= 0 else { return [primaryGID] }
+            guard getgrouplist(name, loginGroup, &groups, &count) >= 0 else { return [loginGroup] }
         }
-        return Set(groups.prefix(Int(count))).union([primaryGID])
+        return Set(groups.prefix(Int(count))).union([loginGroup])
     }
 
     private static func withPasswd<T>(name: String, _ body: (Glibc.passwd) -> T) -> T? {

@@ -103,9 +103,7 @@ struct AccountsInterface: VarlinkInterface {
         // One allowance for both flows: device logins while they poll, code logins while they
         // wait for CompleteLogin; checked before the provider is asked anything.
         let uid = caller.peer.uid
-        if let refusal = trust.acquire(.login, for: uid, besides: await pendingLogins.count(owner: uid)) {
-            throw refusal
-        }
+        if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
         defer { trust.release(.login, for: uid) }
         do {
             switch flow {

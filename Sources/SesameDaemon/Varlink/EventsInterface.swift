@@ -43,8 +43,8 @@ struct EventsInterface: VarlinkInterface {
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
         defer { trust.release(.subscription, for: peer.uid) }
         // The caller's groups are looked up once; the policy is read at every event, so a grant
-        // withdrawn by a reload stops the events of that account at once.
-        let identity = trust.identity(of: peer)
+        // a reload withdraws (or adds) applies to this subscription at once.
+        let identity = trust.identity(of: peer, always: true)
         let trust = self.trust
         let visible: EventFilter.Visibility = { account, provider, owner in
             trust.policy.rights(of: identity, account: account, provider: provider, owner: owner).contains(.observe)

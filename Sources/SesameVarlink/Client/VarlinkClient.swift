@@ -32,6 +32,9 @@ public actor VarlinkClient {
     private var pending: [Pending] = []
     private var pendingHead = 0
     private var closedError: (any Error)?
+    /// Set by `close()`: whatever the connection does after that (a reply cut off mid-message
+    /// included) is the closing, not a fault of the server.
+    private var closing = false
 
     private init(channel: any Channel, writes: AsyncStream<ByteBuffer>.Continuation) {
         self.channel = channel
@@ -106,6 +109,7 @@ public actor VarlinkClient {
 
     /// Closes the connection; calls still waiting fail with `connectionClosed`.
     public func close() {
+        closing = true
         writes.finish()
         channel.close(promise: nil)
     }
@@ -136,7 +140,7 @@ public actor VarlinkClient {
         } catch {
             failure = VarlinkClientError.connectionClosed
         }
-        failAll(failure)
+        failAll(closing ? VarlinkClientError.connectionClosed : failure)
     }
 
     private func deliver(_ frame: ByteBuffer) throws {

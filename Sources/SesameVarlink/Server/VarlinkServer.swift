@@ -221,6 +221,8 @@ public final class VarlinkServer: Sendable {
         let lingering = self.lingering
         written.whenComplete { _ in
             channel.close(mode: .output, promise: nil)
+            // Whatever the peer sends now is dropped unread, not gathered into messages.
+            _ = try? channel.pipeline.syncOperations.addHandler(DiscardingHandler(), position: .first)
             channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in
                 channel.read()
             }
@@ -229,7 +231,7 @@ public final class VarlinkServer: Sendable {
         channel.closeFuture.whenComplete { _ in lingering.withLockedValue { $0 -= 1 } }
     }
 
-    private static let maximumLingering = 256
+    private static let maximumLingering = 64
 
     private func answerCalls(
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
@@ -308,4 +310,13 @@ public final class VarlinkServer: Sendable {
             try await outbound.write(result)
         }
     }
+}
+
+/// Drops every inbound byte and error of a refused connection while it lingers.
+private final class DiscardingHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 }
