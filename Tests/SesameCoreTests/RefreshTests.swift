@@ -52,6 +52,22 @@ import Testing
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2")
     }
 
+    @Test func aRefreshDueDuringSuspendRunsWithinOneCheckOfResuming() async throws {
+        let fixture = EngineFixture(policy: SessionPolicy(expiringMargin: .seconds(30)))
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        await waitForSleeper(fixture.clock)
+        // Asleep through the planned refresh (due ~54 min in) but not past expiry.
+        fixture.clock.suspend(for: .seconds(3300))
+        #expect(fixture.refresher.calls == 0, "no timer fires during suspend")
+        fixture.clock.advance(by: .seconds(1))
+        #expect(try await events.kinds(2) == [.loggedIn, .tokenRefreshed])
+        #expect(fixture.refresher.calls == 1)
+    }
+
     @Test func theRefreshTimeLeavesShortLivedTokensAlone() {
         let now = Date(timeIntervalSince1970: 0)
         let policy = SessionPolicy(minimumRefreshInterval: .zero)
