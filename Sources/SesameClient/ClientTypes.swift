@@ -147,6 +147,9 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     case lagged(queueLimit: Int)
     /// The caller may not do this.
     case permissionDenied
+    /// The caller's uid holds as many of these (connections, subscriptions, logins) as one user
+    /// may; it must let go of some first.
+    case limitReached(resource: String, limit: Int)
     /// Any other error reply.
     case other(VarlinkError)
 
@@ -168,6 +171,19 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
             }
             self = .lagged(queueLimit: Int(limit))
         case "org.varlink.service.PermissionDenied": self = .permissionDenied
+        case "io.sesame.Varlink.TooManyConnections", "io.sesame.Events.TooManySubscriptions",
+            "io.sesame.Accounts.TooManyLogins":
+            guard case .int(let limit)? = error.parameters["limit"] else {
+                self = .other(error)
+                return
+            }
+            let resource =
+                switch error.name {
+                case "io.sesame.Varlink.TooManyConnections": "connections"
+                case "io.sesame.Events.TooManySubscriptions": "subscriptions"
+                default: "logins under way"
+                }
+            self = .limitReached(resource: resource, limit: Int(limit))
         default: self = .other(error)
         }
     }
@@ -177,6 +193,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .session(let error): "\(error)"
         case .lagged(let limit): "fell more than \(limit) events behind and was cut off"
         case .permissionDenied: "permission denied"
+        case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
         case .other(let error): "\(error)"
         }
     }

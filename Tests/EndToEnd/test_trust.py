@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Daemon, RawConnection, shared_daemon
+from harness import SESAMECTL, Daemon, RawConnection, shared_daemon
 
 PEER = Path(__file__).resolve().parent / "peer.py"
 OWNER, ADMIN, OBSERVER, USER, STRANGER = 61001, 61002, 61003, 61004, 61005
@@ -236,6 +236,12 @@ def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while
     assert reply["parameters"]["accessToken"] == ACCESS
     owner_watch = watch(daemon, "owner")
     owner_watch.kill()
+    # What the stranger's own tools say meanwhile: one clear sentence, no trace.
+    uid, gid = IDENTITIES["stranger"]
+    refused = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", str(SESAMECTL),
+                              "accounts", "--socket", str(daemon.socket_path)], capture_output=True, text=True,
+                             timeout=30)
+    assert (refused.returncode, refused.stderr) == (1, "sesamed: too many connections for this user (the limit is 64).\n")
 
     # Letting go gives the stranger its allowance back.
     for process in (subscriber, connections):
