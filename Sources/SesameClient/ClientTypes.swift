@@ -171,22 +171,21 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
             }
             self = .lagged(queueLimit: Int(limit))
         case "org.varlink.service.PermissionDenied": self = .permissionDenied
-        case "io.sesame.Varlink.TooManyConnections", "io.sesame.Events.TooManySubscriptions",
-            "io.sesame.Accounts.TooManyLogins":
-            guard case .int(let limit)? = error.parameters["limit"] else {
+        default:
+            if let resource = Self.limitedResources[error.name], case .int(let limit)? = error.parameters["limit"] {
+                self = .limitReached(resource: resource, limit: Int(limit))
+            } else {
                 self = .other(error)
-                return
             }
-            let resource =
-                switch error.name {
-                case "io.sesame.Varlink.TooManyConnections": "connections"
-                case "io.sesame.Events.TooManySubscriptions": "subscriptions"
-                default: "logins under way"
-                }
-            self = .limitReached(resource: resource, limit: Int(limit))
-        default: self = .other(error)
         }
     }
+
+    /// The per-user limit errors, and what each one limits.
+    private static let limitedResources = [
+        "io.sesame.Varlink.TooManyConnections": "connections",
+        "io.sesame.Events.TooManySubscriptions": "subscriptions",
+        "io.sesame.Accounts.TooManyLogins": "logins under way",
+    ]
 
     public var description: String {
         switch self {

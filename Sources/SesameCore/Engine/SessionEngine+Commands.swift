@@ -52,8 +52,7 @@ extension SessionEngine {
         let stored = StoredAccount(
             account: account,
             tokens: session.tokens,
-            refreshAt: session.tokens.refreshToken == nil
-                ? nil : policy.refreshTime(obtainedAt: now, expiry: session.tokens.accessTokenExpiresAt)
+            refreshAt: policy.refreshTime(for: session.tokens, obtainedAt: now)
         )
         try commit([account.id: stored], announcing: [Announcement(kind: .loggedIn, account: account.id)])
         abandonRefresh(of: account.id)

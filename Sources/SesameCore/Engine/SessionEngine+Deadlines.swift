@@ -40,9 +40,7 @@ extension SessionEngine {
                     fired += announcements.count
                 }
             }
-            if policy.refreshAhead, let current = accounts[id], current.account.state.canRefresh,
-                let due = current.refreshAt, due <= now, refreshes[id] == nil
-            {
+            if let current = accounts[id], let due = plannedRefresh(of: current), due <= now {
                 // Refresh ahead of expiry in the background; its outcome is announced by itself.
                 _ = try? refreshTask(for: id)
             }
@@ -76,15 +74,22 @@ extension SessionEngine {
         }
     }
 
+    /// When the planned refresh of `stored` is due, if refreshing ahead is on, one is planned
+    /// and none is under way.
+    private func plannedRefresh(of stored: StoredAccount) -> Date? {
+        guard policy.refreshAhead, stored.account.state.canRefresh, refreshes[stored.account.id] == nil else {
+            return nil
+        }
+        return stored.refreshAt
+    }
+
     private func deadline(of stored: StoredAccount) -> Date? {
         guard let tokens = stored.tokens else { return nil }
         var candidates: [Date] = []
         if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt {
             candidates.append(end)
         }
-        if policy.refreshAhead, stored.account.state.canRefresh, let due = stored.refreshAt,
-            refreshes[stored.account.id] == nil
-        {
+        if let due = plannedRefresh(of: stored) {
             candidates.append(due)
         }
         if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {

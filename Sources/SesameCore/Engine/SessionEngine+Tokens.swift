@@ -137,14 +137,11 @@ extension SessionEngine {
             try transition(&stored, to: .active)
             stored.tokens = fresh
             stored.expiringAnnounced = false
-            stored.refreshAt =
-                fresh.refreshToken == nil
-                ? nil : policy.refreshTime(obtainedAt: now, expiry: fresh.accessTokenExpiresAt)
+            stored.refreshAt = policy.refreshTime(for: fresh, obtainedAt: now)
             stored.account.scopes = fresh.scopes
             stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
             stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
-            refreshFailures[id] = nil
-            retryNotBefore[id] = nil
+            forgetFailures(id)
             let announcement = Announcement(kind: .tokenRefreshed, account: id, snapshot: stored.account)
             do {
                 try commit([id: stored], announcing: [announcement])
@@ -159,10 +156,8 @@ extension SessionEngine {
             return fresh
         case .failure(.transient(let reason, let retryAfter)):
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
-            let failures = (refreshFailures[id] ?? 0) + 1
-            let retryAt = now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: retryAfter))
+            let (failures, retryAt) = backOff(id, atLeast: retryAfter)
             stored.refreshAt = retryAt
-            retryNotBefore[id] = retryAt
             try commitOrRestore(
                 &stored,
                 startedFrom: startedFrom,
@@ -180,10 +175,8 @@ extension SessionEngine {
             // Garbage from the provider changes nothing about the session: the account goes back
             // to where it was (a planned refresh tries again after the backoff).
             try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
-            let failures = (refreshFailures[id] ?? 0) + 1
-            let retryAt = now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: .seconds(30)))
+            let (failures, retryAt) = backOff(id, atLeast: .seconds(30))
             stored.refreshAt = stored.refreshAt.map { _ in retryAt }
-            retryNotBefore[id] = retryAt
             try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
             refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
@@ -196,8 +189,7 @@ extension SessionEngine {
                 startedFrom: startedFrom,
                 expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)]
             )
-            refreshFailures[id] = nil
-            retryNotBefore[id] = nil
+            forgetFailures(id)
             throw .needsLogin(id)
         case .failure(.revoked):
             try transition(&stored, to: .needsLogin)
@@ -213,9 +205,18 @@ extension SessionEngine {
                     Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
                 ]
             )
-            refreshFailures[id] = nil
+            forgetFailures(id)
             throw .needsLogin(id)
         }
+    }
+
+    /// Counts one more failed refresh of `id` and holds callers off until the retry it returns.
+    /// The count itself is kept by the caller once the failure is committed.
+    private func backOff(_ id: String, atLeast: Duration) -> (failures: Int, retryAt: Date) {
+        let failures = (refreshFailures[id] ?? 0) + 1
+        let retryAt = clock.now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: atLeast))
+        retryNotBefore[id] = retryAt
+        return (failures, retryAt)
     }
 
     /// Commits a refresh outcome; if saving fails, the account leaves `refreshing` for the state

@@ -115,8 +115,13 @@ public actor SessionEngine<Payload: Sendable> {
     /// Forgets any refresh of `id` in flight: what it brings back no longer applies.
     func abandonRefresh(of id: String) {
         refreshes.removeValue(forKey: id)?.task.cancel()
-        refreshFailures[id] = nil
         lastRefreshAttempt[id] = nil
+        forgetFailures(id)
+    }
+
+    /// Forgets the failed refreshes of `id`: its refreshes work again, or its session is over.
+    func forgetFailures(_ id: String) {
+        refreshFailures[id] = nil
         retryNotBefore[id] = nil
     }
 

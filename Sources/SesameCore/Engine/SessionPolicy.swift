@@ -51,6 +51,12 @@ public struct SessionPolicy: Sendable, Hashable {
         return max(expiry.addingTimeInterval(-margin - jitter), now.addingTimeInterval(lifetime / 2))
     }
 
+    /// When `tokens` obtained at `now` should be refreshed ahead of expiry; nil when they have
+    /// no refresh token to do it with.
+    public func refreshTime(for tokens: TokenSet, obtainedAt now: Date) -> Date? {
+        tokens.refreshToken == nil ? nil : refreshTime(obtainedAt: now, expiry: tokens.accessTokenExpiresAt)
+    }
+
     /// How long to wait before retrying after `failures` transient refresh failures in a row:
     /// exponential from 5 s, never sooner than the provider asked (`atLeast`), capped at
     /// `maximumRetryDelay` either way (a provider's Retry-After of an hour would otherwise leave

@@ -99,10 +99,7 @@ public enum ConfigurationFile {
                         let seconds = try reader.integer(value, key: "sessions.refresh_margin", in: 0...3600)
                         configuration.refreshMargin = .seconds(seconds)
                     case "refresh_ahead":
-                        guard let enabled = value.bool else {
-                            throw .wrongType(path: path, key: "sessions.refresh_ahead", expected: "true or false")
-                        }
-                        configuration.refreshAhead = enabled
+                        configuration.refreshAhead = try reader.bool(value, key: "sessions.refresh_ahead")
                     default: return false
                     }
                     return true
@@ -131,10 +128,7 @@ public enum ConfigurationFile {
                     switch key {
                     case "key_file": configuration.storeKeyFile = try reader.absolutePath(value, key: "store.key_file")
                     case "allow_generated_key":
-                        guard let allowed = value.bool else {
-                            throw .wrongType(path: path, key: "store.allow_generated_key", expected: "true or false")
-                        }
-                        configuration.allowGeneratedKey = allowed
+                        configuration.allowGeneratedKey = try reader.bool(value, key: "store.allow_generated_key")
                     case "on_damage":
                         let names = EncryptedStore.DamagePolicy.allCases.map(\.rawValue)
                         guard let text = value.string else {
@@ -266,6 +260,11 @@ private struct Reader {
             )
         }
         return number
+    }
+
+    func bool(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> Bool {
+        guard let flag = value.bool else { throw .wrongType(path: path, key: key, expected: "true or false") }
+        return flag
     }
 
     /// A gid given as a number or a group name.
