@@ -77,6 +77,19 @@ class IdentityProvider:
         """Session cookies of a browser logged in as username (for requests' cookies=)."""
         return self.control("POST", "login", {"username": username})["cookies"]
 
+    def set_settings(self, **changes) -> dict:
+        """Changes the switches named (README.md, "Switches"), e.g. set_settings(device_id_token=False);
+        the others keep their values. Returns every setting now in force. They last until
+        reset_settings() (or a restart), across tests: reset them in the test's fixture."""
+        return self.control("POST", "settings", changes)
+
+    def get_settings(self) -> dict:
+        return self.control("GET", "settings")
+
+    def reset_settings(self) -> dict:
+        """Every switch back to its default; returns the defaults."""
+        return self.control("DELETE", "settings")
+
     def fault(self, **fault) -> None:
         """Queues a fault; see Tests/IdentityProvider/README.md for its fields."""
         self.control("POST", "faults", fault)

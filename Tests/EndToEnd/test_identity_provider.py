@@ -21,6 +21,7 @@ from idp_harness import DEVICE_GRANT, IDP, REPO, SCOPE, IdentityProvider
 def clean_slate(idp):
     idp.clear_faults()
     idp.reset_counters()
+    idp.reset_settings()
 
 
 def verified_claims(idp, id_token: str) -> dict:
@@ -176,6 +177,49 @@ def test_authorization_without_a_session_goes_to_login(idp):
     response, _, _ = authorize(idp, "http://127.0.0.1:8765/callback", cookies={})
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/_test/login?")
+
+
+# Switches: behaviours of other conformant servers
+
+
+def test_settings_change_only_what_is_named_and_reset_to_defaults(idp):
+    defaults = idp.get_settings()
+    assert defaults["device_id_token"] is True and defaults["refresh_id_token"] is True
+    changed = idp.set_settings(device_id_token=False)
+    assert changed == {**defaults, "device_id_token": False}
+    assert idp.get_settings() == changed
+    assert idp.reset_settings() == defaults
+    for bad in ({"device_id_token": "no"}, {"colour": "red"}, {"discovery_omit": "jwks_uri"}):
+        response = requests.post(f"{idp.base}/_test/settings", json=bad, timeout=10)
+        assert response.status_code == 400, bad
+    assert idp.get_settings() == defaults
+
+
+def test_device_grant_without_id_token_is_a_plain_token_response(idp):
+    idp.set_settings(device_id_token=False)
+    tokens = idp.device_login()
+    # RFC 8628 §3.5 / RFC 6749 §5.1, and openid still granted.
+    assert set(tokens) == {"access_token", "token_type", "expires_in", "refresh_token", "scope"}
+    assert tokens["scope"].split() == SCOPE.split()
+    # A refresh still answers one (OpenID Connect Core §12.2), unless refresh_id_token is off too.
+    refreshed = idp.refresh(tokens["refresh_token"]).json()
+    assert verified_claims(idp, refreshed["id_token"])["preferred_username"] == "alice"
+    idp.set_settings(refresh_id_token=False)
+    refreshed = idp.refresh(refreshed["refresh_token"]).json()
+    assert set(refreshed) == {"access_token", "token_type", "expires_in", "refresh_token", "scope"}
+
+    idp.reset_settings()
+    assert "id_token" in idp.device_login()
+
+
+def test_refresh_without_id_token(idp):
+    tokens = idp.device_login()
+    idp.set_settings(refresh_id_token=False)
+    response = idp.refresh(tokens["refresh_token"])
+    assert response.status_code == 200, response.text
+    assert "id_token" not in response.json() and response.json()["refresh_token"]
+    # The device grant itself still answers one.
+    assert "id_token" in idp.device_login()
 
 
 # Faults

@@ -1,5 +1,5 @@
 """Test-only control of the provider under /_test/: approve device logins, log a browser in,
-inject faults, count what reached DOT, and look tokens up. JSON in and out, no CSRF and no
+switch behaviours on and off, inject faults, count what reached DOT, and look tokens up. JSON in and out, no CSRF and no
 authentication: the server listens on 127.0.0.1 only and holds test users only."""
 
 import base64
@@ -64,13 +64,46 @@ class Fault:
         return request_path.startswith(self.path_prefix) and self.grant_type in (None, grant_type)
 
 
+# Switches that make the provider behave as other conformant servers do (README.md, "Switches").
+# provider.py reads them; POST /_test/settings changes them until DELETE restores these.
+DEFAULT_SETTINGS = {
+    # RFC 8628 §3.5 answers the device grant with a plain RFC 6749 §5.1 token response; OpenID
+    # Connect Core defines no device grant. False: no ID token there, though openid was granted.
+    "device_id_token": True,
+    # OpenID Connect Core §12.2: a refresh answer "might not contain an id_token".
+    "refresh_id_token": True,
+}
+
+
+def checked_settings(current: dict, changes: dict) -> dict:
+    """current with changes applied; a ValueError (answered 400) names what is wrong."""
+    merged = dict(current)
+    for key, value in changes.items():
+        if key not in DEFAULT_SETTINGS:
+            raise ValueError(f"unknown setting {key!r}; known: {sorted(DEFAULT_SETTINGS)}")
+        default = DEFAULT_SETTINGS[key]
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false")
+        if isinstance(default, list) and not (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        ):
+            raise ValueError(f"{key} must be a list of strings")
+        merged[key] = value
+    return merged
+
+
 class State:
-    """Faults waiting to happen and what was counted; shared by the server's threads."""
+    """Settings, faults waiting to happen and what was counted; shared by the server's threads."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.faults: list[Fault] = []
+        self.settings = dict(DEFAULT_SETTINGS)
         self.reset_counters()
+
+    def setting(self, key: str):
+        with self.lock:
+            return self.settings[key]
 
     def reset_counters(self):
         with self.lock:
@@ -228,6 +261,20 @@ def login_browser(request, data):
 
 
 @endpoint("GET", "POST", "DELETE")
+def switch_settings(request, data):
+    """POST changes the settings it names (the rest stay), DELETE restores the defaults; all
+    three answer the settings now in force."""
+    with state.lock:
+        if request.method == "POST":
+            if not isinstance(data, dict):
+                raise ValueError("send a JSON object")
+            state.settings = checked_settings(state.settings, data)
+        elif request.method == "DELETE":
+            state.settings = dict(DEFAULT_SETTINGS)
+        return JsonResponse(state.settings)
+
+
+@endpoint("GET", "POST", "DELETE")
 def faults(request, data):
     with state.lock:
         if request.method == "POST":
@@ -274,6 +321,7 @@ urlpatterns = [
     path("device/approve", approve_device),
     path("device/deny", deny_device),
     path("login", login_browser),
+    path("settings", switch_settings),
     path("faults", faults),
     path("counters", counters),
     path("counters/reset", reset_counters),

@@ -11,6 +11,7 @@ from django.http import JsonResponse
 from oauth2_provider import views
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
+from .control import state
 from .settings import DEVICE_GRANT
 
 
@@ -27,11 +28,19 @@ class Validator(OAuth2Validator):
         # oauthlib's device grant has no OpenID Connect part: it answers without an ID token even
         # when openid was granted. The token dict is sent as it stands after this call, and DOT
         # links the access token to an ID token found in it, so the ID token is added here, made
-        # as oauthlib's OpenID grants make theirs.
-        if request.grant_type == DEVICE_GRANT and "openid" in request.scopes:
+        # as oauthlib's OpenID grants make theirs. With the device_id_token setting off it is
+        # left out, as RFC 8628 §3.5 has it: a plain RFC 6749 §5.1 answer (access and refresh
+        # token, token_type, expires_in, scope); OpenID Connect Core defines no device grant.
+        if request.grant_type == DEVICE_GRANT and "openid" in request.scopes and state.setting("device_id_token"):
             claims = {"aud": request.client_id, "iat": int(time.time()), "at_hash": at_hash(token["access_token"])}
             token["id_token"] = self.finalize_id_token(claims, token, None, request)
         super().save_bearer_token(token, request, *args, **kwargs)
+
+    def refresh_id_token(self, request):
+        """Whether oauthlib's OpenID refresh grant adds an ID token (it does when openid was
+        granted). OpenID Connect Core §12.2: the refresh answer "might not contain an id_token";
+        the refresh_id_token setting off leaves it out."""
+        return state.setting("refresh_id_token")
 
 
 def at_hash(access_token: str) -> str:
