@@ -124,7 +124,7 @@ def test_revocation_ends_the_grant(idp):
     assert idp.counters()["revocations"] == 2
 
 
-def authorize(idp, redirect_uri: str, cookies: dict) -> tuple[requests.Response, str, str]:
+def authorize(idp, redirect_uri: str, cookies: dict, scope: str = SCOPE) -> tuple[requests.Response, str, str]:
     """Opens the authorization URL as a browser would; returns the answer, PKCE verifier, nonce."""
     verifier, nonce = secrets.token_urlsafe(48), secrets.token_urlsafe(16)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
@@ -132,7 +132,7 @@ def authorize(idp, redirect_uri: str, cookies: dict) -> tuple[requests.Response,
         "response_type": "code",
         "client_id": "sesame-code",
         "redirect_uri": redirect_uri,
-        "scope": SCOPE,
+        "scope": scope,
         "state": "state-" + nonce,
         "nonce": nonce,
         "code_challenge": challenge,
@@ -142,6 +142,16 @@ def authorize(idp, redirect_uri: str, cookies: dict) -> tuple[requests.Response,
         idp.endpoint("authorization"), params=query, cookies=cookies, allow_redirects=False, timeout=10
     )
     return response, verifier, nonce
+
+
+def code_login(idp, username: str = "alice", scope: str = SCOPE) -> requests.Response:
+    """The token endpoint's answer for a code from a browser logged in as username."""
+    redirect_uri = "http://127.0.0.1:8765/callback"
+    response, verifier, _ = authorize(idp, redirect_uri, idp.login_cookie(username), scope)
+    assert response.status_code == 302, response.text
+    code = parse_qs(urlparse(response.headers["Location"]).query)["code"][0]
+    fields = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+    return idp.post("token", "code", code_verifier=verifier, **fields)
 
 
 @pytest.mark.parametrize("port", [8765, 50321])
@@ -220,6 +230,37 @@ def test_refresh_without_id_token(idp):
     assert "id_token" not in response.json() and response.json()["refresh_token"]
     # The device grant itself still answers one.
     assert "id_token" in idp.device_login()
+
+
+def test_dot_answers_no_id_token_when_openid_is_not_asked_for(idp):
+    response = code_login(idp, scope="profile email offline_access")
+    assert response.status_code == 200, response.text
+    assert set(response.json()) == {"access_token", "token_type", "expires_in", "refresh_token", "scope"}
+    assert response.json()["scope"] == "profile email offline_access"
+
+
+def test_withheld_openid_means_no_id_tokens_and_the_granted_scope_is_named(idp):
+    idp.set_settings(withhold_scopes=["openid"])
+    granted = "profile email offline_access"
+    response = code_login(idp)  # asking for openid too
+    assert response.status_code == 200, response.text
+    tokens = response.json()
+    # RFC 6749 §3.3 / §5.1: the scope granted differs from the one asked for, so it is named.
+    assert set(tokens) == {"access_token", "token_type", "expires_in", "refresh_token", "scope"}
+    assert tokens["scope"] == granted
+    refreshed = idp.refresh(tokens["refresh_token"], client="code").json()
+    assert "id_token" not in refreshed and refreshed["scope"] == granted
+
+    device = idp.device_login()
+    assert "id_token" not in device and device["scope"] == granted
+
+    # Nothing left to grant.
+    authorization = idp.start_device_login(scope="openid")
+    idp.approve(authorization["user_code"])
+    assert error_of(idp.poll(authorization["device_code"])) == "invalid_scope"
+
+    idp.reset_settings()
+    assert "id_token" in code_login(idp).json()
 
 
 # Faults

@@ -72,6 +72,9 @@ DEFAULT_SETTINGS = {
     "device_id_token": True,
     # OpenID Connect Core §12.2: a refresh answer "might not contain an id_token".
     "refresh_id_token": True,
+    # RFC 6749 §3.3: scopes granted to nobody, left out of what is granted (e.g. ["openid"]: a
+    # server that does no OpenID Connect, so no ID tokens at all).
+    "withhold_scopes": [],
 }
 
 

@@ -24,6 +24,22 @@ class Validator(OAuth2Validator):
             "email": lambda request: request.user.email,
         }
 
+    def validate_scopes(self, client_id, scopes, client, request, *args, **kwargs):
+        """RFC 6749 §3.3: the server "MAY fully or partially ignore the scope requested by the
+        client", and then MUST name the scope it granted in the token answer (oauthlib always
+        sends `scope`). The withhold_scopes setting names scopes granted to nobody. oauthlib asks
+        here about the scopes of an authorization request (DOT stores the narrowed ones with the
+        code) and of a device token request (DOT takes them from the device authorization, which
+        checks none); a refresh keeps its grant's scopes (§6). Without openid, oauthlib's OpenID
+        grants add no ID token, and DOT's userinfo refuses the access token. Nothing left to
+        grant is invalid_scope (§4.1.2.1, §5.2)."""
+        withheld = state.setting("withhold_scopes")
+        if withheld:
+            scopes = request.scopes = [scope for scope in scopes if scope not in withheld]
+            if not scopes:
+                return False
+        return super().validate_scopes(client_id, scopes, client, request, *args, **kwargs)
+
     def save_bearer_token(self, token, request, *args, **kwargs):
         # oauthlib's device grant has no OpenID Connect part: it answers without an ID token even
         # when openid was granted. The token dict is sent as it stands after this call, and DOT
