@@ -128,6 +128,11 @@ class IdentityProvider:
             fields["client_id"] = data["client_id"]
         return requests.post(self.endpoint(endpoint), data=fields, auth=auth, timeout=timeout)
 
+    def userinfo(self, access_token: str, timeout: float = 10) -> requests.Response:
+        """GET userinfo with the access token as a Bearer token (RFC 6750 §2.1)."""
+        headers = {"Authorization": f"Bearer {access_token}"}
+        return requests.get(self.endpoint("userinfo"), headers=headers, timeout=timeout)
+
     def start_device_login(self, client: str = "device", scope: str = SCOPE) -> dict:
         response = self.post("device_authorization", client, scope=scope)
         assert response.status_code == 200, response.text

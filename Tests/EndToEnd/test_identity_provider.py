@@ -263,6 +263,51 @@ def test_withheld_openid_means_no_id_tokens_and_the_granted_scope_is_named(idp):
     assert "id_token" in code_login(idp).json()
 
 
+def test_userinfo_names_the_person_of_the_id_token(idp):
+    tokens = idp.device_login(username="bob")
+    response = idp.userinfo(tokens["access_token"])
+    assert response.status_code == 200, response.text
+    claims = verified_claims(idp, tokens["id_token"])
+    assert response.json() == {key: claims[key] for key in ("sub", "preferred_username", "name", "email")}
+    # A device grant without ID token was still granted openid: userinfo names the person.
+    idp.set_settings(device_id_token=False)
+    assert idp.userinfo(idp.device_login(username="bob")["access_token"]).json()["sub"] == claims["sub"]
+    assert idp.userinfo("not-a-token").status_code == 401
+
+
+def test_userinfo_for_tokens_without_openid_only_when_switched_on(idp):
+    sub = verified_claims(idp, idp.device_login(username="bob")["id_token"])["sub"]
+    idp.set_settings(withhold_scopes=["openid"], userinfo_any_token=True)
+    tokens = idp.device_login(username="bob")
+    assert "id_token" not in tokens
+    response = idp.userinfo(tokens["access_token"])
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.json() == {"sub": sub, "preferred_username": "bob", "name": "Bob", "email": "bob@example.test"}
+
+    # DOT itself: 401 invalid_token for an access token granted without openid. (Answered 200
+    # again just after, so the token had not merely expired.)
+    idp.set_settings(userinfo_any_token=False)
+    refused = idp.userinfo(tokens["access_token"])
+    idp.set_settings(userinfo_any_token=True)
+    assert idp.userinfo(tokens["access_token"]).status_code == 200
+    assert refused.status_code == 401
+    assert 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
+
+    # Still only for valid tokens.
+    assert idp.post("revocation", "device", token=tokens["access_token"]).ok
+    assert idp.userinfo(tokens["access_token"]).status_code == 401
+
+
+def test_userinfo_fault(idp):
+    tokens = idp.device_login()
+    idp.fault(path_prefix="/o/userinfo/", status=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    faulted = idp.userinfo(tokens["access_token"])
+    assert (faulted.status_code, faulted.headers["WWW-Authenticate"]) == (401, 'Bearer error="invalid_token"')
+    assert idp.userinfo(tokens["access_token"]).status_code == 200
+    assert idp.counters()["userinfo_requests"] == 2
+
+
 # Faults
 
 
@@ -371,13 +416,17 @@ def test_counters_count_what_reached_the_token_and_revocation_endpoints(idp):
     idp.fault(grant_type="refresh_token", status=500)
     idp.refresh(tokens["refresh_token"])
     idp.post("revocation", "device", token=tokens["refresh_token"])
+    idp.userinfo(tokens["access_token"])
     assert idp.counters() == {
         "token_requests": {DEVICE_GRANT: 2, "refresh_token": 1},
         "revocations": 1,
         "device_authorizations": 1,
+        "userinfo_requests": 1,
     }
     idp.reset_counters()
-    assert idp.counters() == {"token_requests": {}, "revocations": 0, "device_authorizations": 0}
+    assert idp.counters() == {
+        "token_requests": {}, "revocations": 0, "device_authorizations": 0, "userinfo_requests": 0
+    }
 
 
 def test_restart_on_the_same_state_keeps_the_clients(tmp_path):

@@ -75,6 +75,9 @@ DEFAULT_SETTINGS = {
     # RFC 6749 §3.3: scopes granted to nobody, left out of what is granted (e.g. ["openid"]: a
     # server that does no OpenID Connect, so no ID tokens at all).
     "withhold_scopes": [],
+    # OpenID Connect Core §5.3 serves userinfo for access tokens granted with openid (DOT refuses
+    # the others). True: any valid access token, as a plain OAuth server's "who am I" endpoint.
+    "userinfo_any_token": False,
 }
 
 
@@ -113,6 +116,7 @@ class State:
             self.token_requests = Counter()
             self.revocations = 0
             self.device_authorizations = 0
+            self.userinfo_requests = 0
 
     def take_fault(self, request_path: str, grant_type: str | None) -> Fault | None:
         with self.lock:
@@ -134,6 +138,7 @@ class FaultsAndCountersMiddleware:
         self.token_path = reverse("oauth2_provider:token")
         self.revoke_path = reverse("oauth2_provider:revoke-token")
         self.device_path = reverse("oauth2_provider:device-authorization")
+        self.userinfo_path = reverse("oauth2_provider:user-info")
 
     def __call__(self, request):
         if request.path.startswith("/_test/"):
@@ -157,6 +162,10 @@ class FaultsAndCountersMiddleware:
 
     def count(self, request) -> str | None:
         """Counts the request if it is one the tests ask about; returns its grant_type if it has one."""
+        if request.path == self.userinfo_path:  # GET or POST (OpenID Connect Core §5.3.1)
+            with state.lock:
+                state.userinfo_requests += 1
+            return None
         if request.method != "POST":
             return None
         grant_type = None
@@ -295,6 +304,7 @@ def counters(request, data):
                 "token_requests": dict(state.token_requests),
                 "revocations": state.revocations,
                 "device_authorizations": state.device_authorizations,
+                "userinfo_requests": state.userinfo_requests,
             }
         )
 
