@@ -45,6 +45,8 @@ class IdentityProvider:
             raise AssertionError(f"idp.py exited with {self.process.wait()}:\n{self.log()}")
         ready = json.loads(line)
         self.issuer, self.base, self.clients = ready["issuer"], ready["base"], ready["clients"]
+        # Every endpoint, while the discovery_omit setting leaves nothing out.
+        self._endpoints = self.discovery()
         return self
 
     def stop(self, timeout: float = 10.0) -> int:
@@ -113,10 +115,15 @@ class IdentityProvider:
         assert response.status_code == 200, response.text
         return response.json()
 
+    def metadata(self) -> dict:
+        """The RFC 8414 authorization server metadata (DOT serves it under the issuer)."""
+        response = requests.get(f"{self.issuer}/.well-known/oauth-authorization-server", timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()
+
     def endpoint(self, name: str) -> str:
-        """An endpoint named in discovery, e.g. endpoint("token"); fetched once."""
-        if not self._endpoints:
-            self._endpoints = self.discovery()
+        """An endpoint named in discovery, e.g. endpoint("token"), as fetched at start (so the
+        discovery_omit setting does not hide it)."""
         return self._endpoints[f"{name}_endpoint"]
 
     def post(self, endpoint: str, client: str, timeout: float = 10, **fields) -> requests.Response:

@@ -50,6 +50,14 @@ def test_discovery_names_every_endpoint(idp):
     assert [(key["kty"], key["alg"]) for key in keys] == [("RSA", "RS256")]
 
 
+def test_rfc8414_metadata_names_the_same_endpoints(idp):
+    metadata, discovery = idp.metadata(), idp.discovery()
+    assert metadata["issuer"] == idp.issuer
+    for key in ("authorization_endpoint", "token_endpoint", "device_authorization_endpoint",
+                "revocation_endpoint", "introspection_endpoint", "jwks_uri"):
+        assert metadata[key] == discovery[key], key
+
+
 def test_device_flow_is_pending_until_approved_then_gives_tokens(idp):
     authorization = idp.start_device_login()
     assert authorization["interval"] == 1
@@ -230,6 +238,25 @@ def test_refresh_without_id_token(idp):
     assert "id_token" not in response.json() and response.json()["refresh_token"]
     # The device grant itself still answers one.
     assert "id_token" in idp.device_login()
+
+
+def test_discovery_can_leave_fields_out(idp):
+    omitted = ["device_authorization_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri"]
+    full = idp.discovery()
+    assert idp.set_settings(discovery_omit=omitted)["discovery_omit"] == omitted
+    for document, url in [
+        (idp.discovery(), f"{idp.issuer}/.well-known/openid-configuration"),
+        (idp.metadata(), f"{idp.issuer}/.well-known/oauth-authorization-server"),
+    ]:
+        assert not set(omitted) & set(document), url
+        assert document["issuer"] == idp.issuer and document["token_endpoint"] == full["token_endpoint"], url
+    assert not set(omitted) & set(requests.get(f"{idp.issuer}/.well-known/openid-configuration/", timeout=10).json())
+    # The endpoints themselves still work.
+    assert requests.get(full["jwks_uri"], timeout=10).json()["keys"]
+    assert idp.device_login()["access_token"]
+
+    idp.reset_settings()
+    assert set(omitted) <= set(idp.discovery()) and set(omitted) - {"userinfo_endpoint"} <= set(idp.metadata())
 
 
 def test_dot_answers_no_id_token_when_openid_is_not_asked_for(idp):

@@ -78,6 +78,9 @@ DEFAULT_SETTINGS = {
     # OpenID Connect Core §5.3 serves userinfo for access tokens granted with openid (DOT refuses
     # the others). True: any valid access token, as a plain OAuth server's "who am I" endpoint.
     "userinfo_any_token": False,
+    # Discovery (OpenID Connect Discovery §3) and RFC 8414 §2 metadata make most fields optional:
+    # these are left out of both documents (the endpoints themselves keep working).
+    "discovery_omit": [],
 }
 
 

@@ -113,4 +113,27 @@ class DiscoveryView(views.ConnectDiscoveryInfoView):
         ]:
             document[key] = self._get_endpoint_url(request, view, required=True)
         document["grant_types_supported"] = ["authorization_code", "refresh_token", DEVICE_GRANT]
-        return JsonResponse(document, headers={"Access-Control-Allow-Origin": "*"})
+        return metadata_response(document)
+
+
+class MetadataView(views.OAuthServerMetadataView):
+    """DOT's RFC 8414 document, plus the device authorization endpoint RFC 8628 §4 registers
+    for it (DOT lists the device grant but not its endpoint)."""
+
+    def get(self, request, *args, **kwargs):
+        document = json.loads(super().get(request, *args, **kwargs).content)
+        document["device_authorization_endpoint"] = request.build_absolute_uri(
+            reverse("oauth2_provider:device-authorization")
+        )
+        return metadata_response(document)
+
+
+def metadata_response(document: dict) -> JsonResponse:
+    """A metadata document as served, without the fields the discovery_omit setting names:
+    OpenID Connect Discovery §3 requires only issuer, authorization_endpoint, jwks_uri,
+    response_types_supported, subject_types_supported and id_token_signing_alg_values_supported,
+    RFC 8414 §2 only issuer and response_types_supported, and real providers leave out more
+    than that (no device or revocation endpoint, no userinfo). Anything may be omitted here."""
+    omitted = state.setting("discovery_omit")
+    document = {key: value for key, value in document.items() if key not in omitted}
+    return JsonResponse(document, headers={"Access-Control-Allow-Origin": "*"})

@@ -4,7 +4,8 @@ from . import control, provider
 
 urlpatterns = [
     # Ahead of DOT's own views for these paths, which they extend (see provider.py).
-    re_path(r"^o/\.well-known/openid-configuration$", provider.DiscoveryView.as_view()),
+    re_path(r"^o/\.well-known/openid-configuration/?$", provider.DiscoveryView.as_view()),
+    path("o/.well-known/oauth-authorization-server", provider.MetadataView.as_view()),
     path("o/device-authorization/", provider.DeviceAuthorizationView.as_view()),
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     path("_test/", include(control.urlpatterns)),
