@@ -426,8 +426,46 @@ def test_id_token_for_another_audience_once(idp):
     assert next_claims["aud"] == "sesame-device"
 
 
+def test_canned_answers_echo_what_the_request_carried(idp):
+    tokens = idp.device_login("confidential")
+    odd = 'quote " backslash \\ brace } ' + tokens["refresh_token"]
+    idp.fault(
+        grant_type="refresh_token",
+        status=400,
+        body={"error": "invalid_grant", "error_description": "{{refresh_token}} unknown"},
+        headers={"X-Client": "{{client_id}}:{{client_secret}}"},
+        count=2,
+    )
+    for sent in (tokens["refresh_token"], odd):
+        echoed = idp.refresh(sent, client="confidential")
+        assert echoed.json() == {"error": "invalid_grant", "error_description": f"{sent} unknown"}
+    secret = idp.clients["confidential"]["client_secret"]
+    assert echoed.headers["X-Client"] == f"sesame-confidential:{secret}"  # from HTTP Basic
+
+    idp.fault(path_prefix="/o/revoke_token/", status=400, body='{"error": "invalid_request", "token": "{{token}}"}')
+    revoked = idp.post("revocation", "device", token=tokens["access_token"])
+    assert revoked.json()["token"] == tokens["access_token"]
+
+    challenge = 'Bearer error="invalid_token", error_description="{{access_token}} expired"'
+    idp.fault(path_prefix="/o/userinfo/", status=401, headers={"WWW-Authenticate": challenge})
+    userinfo = idp.userinfo(tokens["access_token"])
+    assert userinfo.headers["WWW-Authenticate"] == challenge.replace("{{access_token}}", tokens["access_token"])
+
+    body = "{{grant_type}}|{{code}}|{{code_verifier}}|{{device_code}}|{{scope}}"
+    idp.fault(status=400, body=body, content_type="text/plain")
+    form = {"grant_type": "authorization_code", "code": "the-code", "code_verifier": "the-verifier"}
+    assert idp.post("token", "code", **form).text == "authorization_code|the-code|the-verifier||"
+    idp.fault(grant_type=DEVICE_GRANT, status=400, body={"error": "expired_token", "error_description": "{{device_code}}"})
+    assert idp.poll("the-device-code").json()["error_description"] == "the-device-code"
+
+
 def test_bad_fault_is_refused(idp):
-    for fault in ({"status": 500, "id_token": "foreign_key"}, {"id_token": "nonsense"}, {"colour": "red"}):
+    for fault in (
+        {"status": 500, "id_token": "foreign_key"},
+        {"id_token": "nonsense"},
+        {"colour": "red"},
+        {"status": 400, "body": {"error_description": "{{password}}"}},
+    ):
         response = requests.post(f"{idp.base}/_test/faults", json=fault, timeout=10)
         assert response.status_code == 400, fault
 

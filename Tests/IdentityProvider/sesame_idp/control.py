@@ -8,9 +8,11 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections import Counter
+from urllib.parse import unquote_plus
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
@@ -30,6 +32,17 @@ from oauth2_provider.utils import jwk_from_pem
 
 ID_TOKEN_FAULTS = ("foreign_key", "wrong_audience", "wrong_issuer", "expired", "wrong_nonce", "alg_none")
 log = logging.getLogger("sesame_idp")
+
+# {{name}} in a canned answer's body or header values becomes what the request carried under that
+# name, as providers that echo a rejected token in error_description do. Two braces cannot occur
+# in JSON outside a string, so a JSON body never holds one by accident.
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+# Form fields of token (RFC 6749 §4.1.3, §6; RFC 8628 §3.4; RFC 7636 §4.5), revocation (RFC 7009
+# §2.1) and userinfo (RFC 6750 §2.2) requests.
+FORM_PLACEHOLDERS = (
+    "grant_type", "refresh_token", "code", "code_verifier", "redirect_uri", "device_code", "scope",
+    "token", "token_type_hint", "client_id", "client_secret", "access_token",
+)
 
 
 @dataclasses.dataclass
@@ -53,8 +66,14 @@ class Fault:
     id_token: str | None = None
 
     def __post_init__(self):
-        if not isinstance(self.body, str):  # a JSON value, given as such
+        # Placeholders in a body given as JSON are filled in escaped for a JSON string.
+        self.json_body = not isinstance(self.body, str)
+        if self.json_body:
             self.body = json.dumps(self.body)
+        for text in (self.body, *self.headers.values()):
+            for name in PLACEHOLDER.findall(text):
+                if name not in FORM_PLACEHOLDERS:
+                    raise ValueError(f"no placeholder {{{{{name}}}}}; known: {FORM_PLACEHOLDERS}")
         if self.count < 1:
             raise ValueError("count must be at least 1")
         if self.id_token is not None and (self.id_token not in ID_TOKEN_FAULTS or self.status is not None):
@@ -62,6 +81,39 @@ class Fault:
 
     def matches(self, request_path: str, grant_type: str | None) -> bool:
         return request_path.startswith(self.path_prefix) and self.grant_type in (None, grant_type)
+
+    def canned_answer(self, request) -> HttpResponse:
+        """The answer given instead of DOT's, placeholders filled in from the request."""
+        values = carried(request) if PLACEHOLDER.search(self.body + "".join(self.headers.values())) else {}
+
+        def fill(text: str, escape=lambda value: value) -> str:
+            return PLACEHOLDER.sub(lambda match: escape(values.get(match[1], "")), text)
+
+        escape = (lambda value: json.dumps(value)[1:-1]) if self.json_body else (lambda value: value)
+        response = HttpResponse(fill(self.body, escape), status=self.status, content_type=self.content_type)
+        for name, value in self.headers.items():
+            response[name] = fill(value)
+        return response
+
+
+def carried(request) -> dict[str, str]:
+    """What a request carried, by placeholder name: its form fields, the client's credentials in
+    HTTP Basic (RFC 6749 §2.3.1: form-encoded, then base64) and a Bearer token (RFC 6750 §2.1) as
+    access_token. Names it did not carry are missing (and filled in as empty)."""
+    values = {}
+    if request.content_type == "application/x-www-form-urlencoded":
+        form = QueryDict(request.body)
+        values = {name: form[name] for name in FORM_PLACEHOLDERS if name in form}
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        values["access_token"] = credentials.strip()
+    elif scheme.lower() == "basic":
+        try:
+            client_id, _, client_secret = base64.b64decode(credentials.strip()).decode().partition(":")
+        except ValueError:
+            return values
+        values["client_id"], values["client_secret"] = unquote_plus(client_id), unquote_plus(client_secret)
+    return values
 
 
 # Switches that make the provider behave as other conformant servers do (README.md, "Switches").
@@ -152,10 +204,8 @@ class FaultsAndCountersMiddleware:
             return self.get_response(request)
         log.info("Fault for %s %s: %s", request.method, request.path, fault)
         if fault.status is not None:
+            response = fault.canned_answer(request)
             time.sleep(fault.delay)
-            response = HttpResponse(fault.body, status=fault.status, content_type=fault.content_type)
-            for name, value in fault.headers.items():
-                response[name] = value
             return response
         response = self.get_response(request)
         if fault.id_token:
