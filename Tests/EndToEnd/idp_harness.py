@@ -5,6 +5,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import requests
@@ -105,6 +106,24 @@ class IdentityProvider:
     def reset_counters(self):
         self.control("POST", "counters/reset")
 
+    def held_back(self) -> list[dict]:
+        """DOT's answers to requests served under a fault without status, oldest first:
+        {"path", "grant_type" (token requests) or None, "status", "body" (text), "released"
+        (the delay is over and the answer went out, or to a client that had gone)}."""
+        return self.control("GET", "held-back")["answers"]
+
+    def wait_for_held_back(self, count: int = 1, released: bool = False, timeout: float = 30.0) -> list[dict]:
+        """Waits until DOT has served `count` held-back requests (and, with released, their
+        answers went out); returns held_back() then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answers = self.held_back()
+            done = [answer for answer in answers if answer["released"] or not released]
+            if len(done) >= count:
+                return answers
+            assert time.monotonic() < deadline, f"{len(done)} of {count} held-back answers within {timeout}s: {answers}"
+            time.sleep(0.05)
+
     def token_status(self, token: str) -> bool:
         return self.control("POST", "token-status", {"token": token})["active"]
 
@@ -158,3 +177,7 @@ class IdentityProvider:
 
     def refresh(self, refresh_token: str, client: str = "device", **kwargs) -> requests.Response:
         return self.post("token", client, grant_type="refresh_token", refresh_token=refresh_token, **kwargs)
+
+    def revoke(self, token: str, client: str = "device", **kwargs) -> requests.Response:
+        """RFC 7009 revocation; kwargs: timeout, token_type_hint."""
+        return self.post("revocation", client, token=token, **kwargs)

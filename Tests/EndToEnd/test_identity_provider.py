@@ -30,6 +30,15 @@ def verified_claims(idp, id_token: str) -> dict:
     return json.loads(jwt.JWT(jwt=id_token, key=keys, algs=["RS256"]).claims)
 
 
+def eventually(check, timeout: float = 30.0):
+    """check()'s first true value, polling; a request a client gave up on may still be on its way."""
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        assert time.monotonic() < deadline, f"not within {timeout}s"
+        time.sleep(0.05)
+    return result
+
+
 def error_of(response) -> str:
     assert response.status_code == 400, response.text
     return response.json()["error"]
@@ -390,16 +399,52 @@ def test_delayed_canned_answer_times_the_client_out(idp):
     idp.fault(grant_type="refresh_token", status=500, delay=1.0)
     with pytest.raises(requests.Timeout):
         idp.refresh(tokens["refresh_token"], timeout=0.3)
+    eventually(lambda: idp.control("GET", "faults")["faults"] == [])  # taken by that request
     assert idp.refresh(tokens["refresh_token"]).status_code == 200
 
 
 def test_delay_without_status_loses_a_served_answer(idp):
     tokens = idp.device_login()
-    idp.fault(grant_type="refresh_token", delay=1.0)
+    idp.reset_counters()
+    idp.fault(grant_type="refresh_token", delay=3.0)
     with pytest.raises(requests.Timeout):
-        idp.refresh(tokens["refresh_token"], timeout=0.3)
-    # DOT rotated the refresh token before the answer was held back.
+        idp.refresh(tokens["refresh_token"], timeout=0.5)
+    # DOT rotated the refresh token before the answer was held back; the client lost the new one.
+    [answer] = idp.wait_for_held_back()
+    assert (answer["path"], answer["grant_type"], answer["status"]) == ("/o/token/", "refresh_token", 200)
+    lost = json.loads(answer["body"])
+    assert not idp.token_status(tokens["refresh_token"])
+    assert idp.token_status(lost["refresh_token"])
+    counters = idp.counters()
+    assert (counters["token_requests"], counters["held_back_served"]) == ({"refresh_token": 1}, 1)
     assert error_of(idp.refresh(tokens["refresh_token"])) == "invalid_grant"
+    # Reuse protection then revoked the lost one too.
+    assert not idp.token_status(lost["refresh_token"])
+
+    [answer] = idp.wait_for_held_back(released=True)
+    assert idp.counters()["held_back_released"] == 1
+
+
+def test_slow_revocation_revokes_at_once_and_answers_late(idp):
+    tokens = idp.device_login()
+    idp.fault(path_prefix="/o/revoke_token/", delay=3.0)
+    with pytest.raises(requests.Timeout):
+        idp.revoke(tokens["refresh_token"], timeout=0.5)
+    [answer] = idp.wait_for_held_back()
+    assert (answer["path"], answer["grant_type"], answer["status"]) == ("/o/revoke_token/", None, 200)
+    assert not idp.token_status(tokens["refresh_token"])
+    assert idp.counters()["revocations"] == 1
+
+
+def test_slow_canned_revocation_answer_never_reaches_dot(idp):
+    tokens = idp.device_login()
+    idp.fault(path_prefix="/o/revoke_token/", status=503, delay=3.0)
+    with pytest.raises(requests.Timeout):
+        idp.revoke(tokens["refresh_token"], timeout=0.5)
+    eventually(lambda: idp.counters()["revocations"] == 1)
+    assert idp.token_status(tokens["refresh_token"]) and idp.held_back() == []
+    assert idp.revoke(tokens["refresh_token"]).status_code == 200
+    assert not idp.token_status(tokens["refresh_token"])
 
 
 def test_id_token_signed_with_a_foreign_key_fails_verification_once(idp):
@@ -455,7 +500,8 @@ def test_canned_answers_echo_what_the_request_carried(idp):
     idp.fault(status=400, body=body, content_type="text/plain")
     form = {"grant_type": "authorization_code", "code": "the-code", "code_verifier": "the-verifier"}
     assert idp.post("token", "code", **form).text == "authorization_code|the-code|the-verifier||"
-    idp.fault(grant_type=DEVICE_GRANT, status=400, body={"error": "expired_token", "error_description": "{{device_code}}"})
+    expired = {"error": "expired_token", "error_description": "{{device_code}}"}
+    idp.fault(grant_type=DEVICE_GRANT, status=400, body=expired)
     assert idp.poll("the-device-code").json()["error_description"] == "the-device-code"
 
 
@@ -487,11 +533,22 @@ def test_counters_count_what_reached_the_token_and_revocation_endpoints(idp):
         "revocations": 1,
         "device_authorizations": 1,
         "userinfo_requests": 1,
+        "held_back_served": 0,
+        "held_back_released": 0,
     }
+    idp.fault(path_prefix="/o/userinfo/")
+    idp.userinfo(tokens["access_token"])
+    assert idp.counters()["held_back_served"] == idp.counters()["held_back_released"] == 1
     idp.reset_counters()
     assert idp.counters() == {
-        "token_requests": {}, "revocations": 0, "device_authorizations": 0, "userinfo_requests": 0
+        "token_requests": {},
+        "revocations": 0,
+        "device_authorizations": 0,
+        "userinfo_requests": 0,
+        "held_back_served": 0,
+        "held_back_released": 0,
     }
+    assert idp.held_back() == []
 
 
 def test_restart_on_the_same_state_keeps_the_clients(tmp_path):

@@ -172,6 +172,8 @@ class State:
             self.revocations = 0
             self.device_authorizations = 0
             self.userinfo_requests = 0
+            # DOT's answers to requests served under a fault without status, in arrival order.
+            self.held_back: list[dict] = []
 
     def take_fault(self, request_path: str, grant_type: str | None) -> Fault | None:
         with self.lock:
@@ -210,7 +212,20 @@ class FaultsAndCountersMiddleware:
         response = self.get_response(request)
         if fault.id_token:
             response = alter_id_token(response, fault.id_token)
+        # Recorded once DOT has served it, so that a test whose client gave up can wait for DOT
+        # to have done its part (rotated a refresh token, revoked one) and see what was lost.
+        record = {
+            "path": request.path,
+            "grant_type": grant_type,
+            "status": response.status_code,
+            "body": response.content.decode(errors="replace"),
+            "released": False,
+        }
+        with state.lock:
+            state.held_back.append(record)
         time.sleep(fault.delay)
+        with state.lock:
+            record["released"] = True
         return response
 
     def count(self, request) -> str | None:
@@ -358,8 +373,16 @@ def counters(request, data):
                 "revocations": state.revocations,
                 "device_authorizations": state.device_authorizations,
                 "userinfo_requests": state.userinfo_requests,
+                "held_back_served": len(state.held_back),
+                "held_back_released": sum(record["released"] for record in state.held_back),
             }
         )
+
+
+@endpoint("GET")
+def held_back(request, data):
+    with state.lock:
+        return JsonResponse({"answers": [dict(record) for record in state.held_back]})
 
 
 @endpoint("POST")
@@ -391,5 +414,6 @@ urlpatterns = [
     path("faults", faults),
     path("counters", counters),
     path("counters/reset", reset_counters),
+    path("held-back", held_back),
     path("token-status", token_status),
 ]
