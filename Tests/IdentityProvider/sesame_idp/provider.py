@@ -27,8 +27,8 @@ class Validator(OAuth2Validator):
 
     def validate_bearer_token(self, token, scopes, request):
         """oauthlib's userinfo endpoint asks for an access token granted with openid (OpenID
-        Connect Core §5.3: userinfo takes "an Access Token obtained through OpenID Connect
-        Authentication") and DOT answers others 401 invalid_token. With userinfo_any_token on,
+        Connect Core §5.3.1: "The Access Token obtained from an OpenID Connect Authentication
+        Request MUST be sent") and DOT answers others 401 invalid_token. With userinfo_any_token on,
         any valid (known, unexpired) access token does, as at a plain OAuth server's "who am I"
         endpoint. The request then counts as holding openid: oauthlib insists on it, and DOT
         hands out `sub` for it; the other claims still follow the token's scopes (§5.4)."""
@@ -129,11 +129,13 @@ class MetadataView(views.OAuthServerMetadataView):
 
 
 def metadata_response(document: dict) -> JsonResponse:
-    """A metadata document as served, without the fields the discovery_omit setting names:
-    OpenID Connect Discovery §3 requires only issuer, authorization_endpoint, jwks_uri,
-    response_types_supported, subject_types_supported and id_token_signing_alg_values_supported,
-    RFC 8414 §2 only issuer and response_types_supported, and real providers leave out more
-    than that (no device or revocation endpoint, no userinfo). Anything may be omitted here."""
+    """A metadata document as served, without the fields the discovery_omit setting names.
+    OpenID Connect Discovery §3 requires only issuer, authorization_endpoint, token_endpoint,
+    jwks_uri, response_types_supported, subject_types_supported and
+    id_token_signing_alg_values_supported; RFC 8414 §2 only issuer, response_types_supported
+    and the endpoints its grants use (jwks_uri is optional there: a server without ID tokens).
+    Providers leave out more than DOT does (no device, revocation or userinfo endpoint), and
+    anything may be omitted here, required fields too."""
     omitted = state.setting("discovery_omit")
     document = {key: value for key, value in document.items() if key not in omitted}
     return JsonResponse(document, headers={"Access-Control-Allow-Origin": "*"})
