@@ -28,14 +28,19 @@ public struct Daemon: Sendable {
     public static let socketName = "varlink"
 
     private let configuration: DaemonConfiguration
-    private let configurationFile: String?
+    private let reread: @Sendable () throws -> DaemonConfiguration
     private let logger: Logger
     private let notifier = SystemdNotifier()
 
-    /// Creates a daemon that runs with `configuration`; `configurationFile` is re-read on SIGHUP.
-    public init(configuration: DaemonConfiguration, configurationFile: String?, logger: Logger) {
+    /// Creates a daemon that runs with `configuration`. On SIGHUP `reread` builds the
+    /// configuration again, exactly as at start (file, then command-line flags).
+    public init(
+        configuration: DaemonConfiguration,
+        reread: @escaping @Sendable () throws -> DaemonConfiguration,
+        logger: Logger
+    ) {
         self.configuration = configuration
-        self.configurationFile = configurationFile
+        self.reread = reread
         self.logger = logger
     }
 
@@ -104,7 +109,7 @@ public struct Daemon: Sendable {
         let status = await StatusService.status(of: engine)
         notifier.notify(.ready, .status(status))
 
-        let file = configurationFile
+        let reread = self.reread
         let running = configuration
         let logger = logger
         let services: [any Service] = [
@@ -116,7 +121,14 @@ public struct Daemon: Sendable {
                 hangups: hangups,
                 notifier: notifier,
                 reload: {
-                    try Self.reload(file: file, running: running, trust: trust, logger: logger)
+                    try await Reload.apply(
+                        try reread(),
+                        running: running,
+                        trust: trust,
+                        providers: providers,
+                        engine: engine,
+                        logger: logger
+                    )
                     return await StatusService.status(of: engine)
                 },
                 logger: logger
@@ -155,30 +167,6 @@ public struct Daemon: Sendable {
                 interfaceDescription: descriptions["io.sesame.Varlink"] ?? ""
             ),
         ]
-    }
-
-    /// Re-reads the config file: the access policy and per-user limits take effect at once (for
-    /// live subscriptions too); other settings only at the next start, which is reported.
-    private static func reload(file: String?, running: DaemonConfiguration, trust: Trust, logger: Logger) throws {
-        guard let file else { return }
-        let base = DaemonConfiguration.defaults(environment: ProcessInfo.processInfo.environment, uid: getuid())
-        var reloaded = try ConfigurationFile.load(path: file, onto: base, required: false)
-        trust.update(policy: reloaded.accessPolicy, limits: reloaded.userLimits)
-        logger.info(
-            "access policy reloaded",
-            metadata: [
-                "grants": "\(reloaded.accessPolicy.grants.count)",
-                "admin_group": "\(reloaded.accessPolicy.adminGroup.map(String.init) ?? "none")",
-            ]
-        )
-        reloaded.accessPolicy = running.accessPolicy
-        reloaded.userLimits = running.userLimits
-        if reloaded != running {
-            logger.notice(
-                "the config file changed; restart sesamed to apply the new settings",
-                metadata: ["file": "\(file)"]
-            )
-        }
     }
 
     private static func makeStateDirectory(_ path: String) throws {

@@ -24,9 +24,9 @@ struct IDTokenClaims: JWTIdentityToken {
     /// Clocks disagree a little; an ID token is accepted up to this long past its expiry.
     static let leeway: TimeInterval = 60
 
-    func verify(using algorithm: some JWTAlgorithm) async throws {
-        try expiration.verifyNotExpired(currentDate: Date().addingTimeInterval(-Self.leeway))
-    }
+    /// Expiry is checked by the validator, which knows whether it matters (it does not for an
+    /// ID token an app hands over long after its login).
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
 /// Validates ID tokens against the provider's JWKS: signature (with an algorithm allow-list),
@@ -50,15 +50,27 @@ actor IDTokenValidator {
         self.http = http
     }
 
-    /// The token's claims, or `invalidResponse` saying what is wrong with it.
-    func validate(_ token: String, nonce: String?) async throws(ProviderError) -> IDTokenClaims {
+    /// The token's claims, or `invalidResponse` saying what is wrong with it. `checkExpiry`
+    /// is false only for an ID token handed over by an app, which says who logged in, not
+    /// whether the login is recent.
+    func validate(_ token: String, nonce: String?, checkExpiry: Bool = true) async throws(ProviderError)
+        -> IDTokenClaims
+    {
         try checkAlgorithm(token)
         var claims: IDTokenClaims
         do {
             claims = try await verify(token, refetchIfUnknown: true)
         }
         guard claims.issuer.value == issuer else {
-            throw .invalidResponse("the ID token was issued by \(claims.issuer.value), not \(issuer)")
+            let named = ProviderText.sanitized(claims.issuer.value, limit: 120)
+            throw .invalidResponse("the ID token was issued by \(named), not \(issuer)")
+        }
+        if checkExpiry {
+            do {
+                try claims.expiration.verifyNotExpired(currentDate: Date().addingTimeInterval(-IDTokenClaims.leeway))
+            } catch {
+                throw .invalidResponse("the ID token is expired")
+            }
         }
         if let nonce, claims.nonce != nonce {
             throw .invalidResponse("the ID token's nonce does not match the login")
@@ -80,7 +92,8 @@ actor IDTokenValidator {
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw .invalidResponse("the ID token's signature does not verify")
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
-            throw .invalidResponse("the ID token is expired or not meant for this client (\(error.reason ?? "claims"))")
+            let reason = ProviderText.sanitized(error.reason ?? "claims", limit: 120)
+            throw .invalidResponse("the ID token is not meant for this client (\(reason))")
         } catch {
             throw .invalidResponse("the ID token does not verify (\(type(of: error)))")
         }
@@ -118,7 +131,8 @@ actor IDTokenValidator {
             throw .invalidResponse("the ID token is not a JWT")
         }
         guard allowedAlgorithms.contains(header.alg) else {
-            throw .invalidResponse("the ID token uses algorithm \(header.alg), which is not allowed")
+            let named = ProviderText.sanitized(header.alg, limit: 32)
+            throw .invalidResponse("the ID token uses algorithm \(named), which is not allowed")
         }
     }
 }

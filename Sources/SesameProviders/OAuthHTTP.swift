@@ -8,27 +8,45 @@ import SesameCore
 /// back is classified: success, an OAuth error, a passing failure, or an invalid answer.
 struct OAuthHTTP: Sendable {
     let client: HTTPClient
+    /// How long a request may take.
     let timeout: Duration
+    /// The CA bundle the client trusts besides the system's, named in TLS errors.
+    let caFile: String?
     /// Responses larger than this are not OAuth responses.
     static let maximumBody = 1 << 20
+    /// Form fields whose values are secrets: cut out of anything the provider says back.
+    static let secretFields: Set<String> = [
+        "refresh_token", "code", "code_verifier", "device_code", "token", "client_secret", "client_assertion",
+        "assertion", "password",
+    ]
 
-    /// A response body with its status and headers.
+    /// A response body with its status and headers, and the secrets its request carried.
     struct Response {
         var status: HTTPResponseStatus
         var headers: HTTPHeaders
         var body: Data
+        /// What the request carried that the provider must not be quoted on.
+        var secrets: [String] = []
     }
 
-    func get(_ url: String) async throws(ProviderError) -> Response {
+    /// GETs `url`, presenting `bearer` (RFC 6750 §2.1) when given.
+    func get(_ url: String, bearer: String? = nil) async throws(ProviderError) -> Response {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        return try await send(request)
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        var response = try await send(request, timeout: timeout)
+        response.secrets = bearer.map { [$0] } ?? []
+        return response
     }
 
-    func postForm(_ url: String, _ fields: [(String, String)], basicAuth: (String, String)? = nil)
-        async throws(ProviderError)
-        -> Response
-    {
+    /// POSTs `fields` as a form; `timeout` replaces the usual limit (token requests wait longer,
+    /// because their answer may carry the only copy of a grant).
+    func postForm(
+        _ url: String,
+        _ fields: [(String, String)],
+        basicAuth: (String, String)? = nil,
+        timeout: Duration? = nil
+    ) async throws(ProviderError) -> Response {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -39,10 +57,13 @@ struct OAuthHTTP: Sendable {
         }
         let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: body))
-        return try await send(request)
+        var response = try await send(request, timeout: timeout ?? self.timeout)
+        response.secrets =
+            fields.filter { Self.secretFields.contains($0.0) }.map(\.1) + (basicAuth.map { [$0.1] } ?? [])
+        return response
     }
 
-    private func send(_ request: HTTPClientRequest) async throws(ProviderError) -> Response {
+    private func send(_ request: HTTPClientRequest, timeout: Duration) async throws(ProviderError) -> Response {
         do {
             let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.timeInterval * 1e9)))
             let body = try await response.body.collect(upTo: Self.maximumBody)
@@ -51,11 +72,17 @@ struct OAuthHTTP: Sendable {
             where error == .deadlineExceeded || error == .readTimeout
             || error == .connectTimeout
         {
-            throw .transient(reason: "timed out", retryAfter: .seconds(5))
+            throw .transient(reason: "timed out after \(timeout.components.seconds) s", retryAfter: .seconds(5))
         } catch is NIOTooManyBytesError {
             throw .invalidResponse("the response is larger than \(Self.maximumBody) bytes")
+        } catch is CancellationError {
+            throw .transient(reason: "cancelled", retryAfter: .seconds(5))
         } catch {
-            // Connection refused, reset, TLS failures: nothing says the provider is gone for good.
+            if let certificate = TLSFailure(error) {
+                // A certificate that does not verify will not verify on the next try either.
+                throw .untrustedCertificate(await certificate.explanation(url: request.url, caFile: caFile))
+            }
+            // Connection refused or reset: nothing says the provider is gone for good.
             throw .transient(reason: "cannot reach the provider (\(type(of: error)))", retryAfter: .seconds(5))
         }
     }
@@ -98,7 +125,11 @@ struct OAuthHTTP: Sendable {
             case "expired_token":
                 throw .expired
             default:
-                throw .rejected(error: error.error, description: error.errorDescription)
+                // Both are the provider's words, and some providers quote the token they refuse.
+                throw .rejected(
+                    error: ProviderText.errorCode(error.error, redacting: response.secrets),
+                    description: error.errorDescription.map { ProviderText.sanitized($0, redacting: response.secrets) }
+                )
             }
         default:
             throw .invalidResponse("unexpected HTTP \(response.status.code)")

@@ -23,6 +23,12 @@ public protocol ProviderAdapter: TokenRefresher {
         -> ProviderLogin
     /// Revokes the grant (RFC 7009): the refresh token, and the access token.
     func revoke(_ tokens: TokenSet) async throws(ProviderError)
+    /// Checks an ID token an app handed over with its tokens: signed by the provider, issued by
+    /// it for this client, and about `subject`. Expiry is not checked: the app may have logged
+    /// in a while ago, and the ID token only says who logged in.
+    func verifyHandedOver(idToken: String, subject: String) async throws(ProviderError)
+    /// The provider's own settings, as its file gave them.
+    var configuration: ProviderConfiguration { get }
 }
 
 /// What a provider supports.
@@ -74,7 +80,8 @@ public struct AuthorizationRequest: Sendable {
     let scopes: [String]
 }
 
-/// The result of a login: tokens, and who logged in according to the validated ID token.
+/// The result of a login: tokens, and who logged in according to the validated ID token or,
+/// without one, the userinfo endpoint.
 public struct ProviderLogin: Sendable {
     /// The tokens.
     public var tokens: TokenSet
@@ -90,14 +97,21 @@ public enum ProviderError: Error, Sendable, Hashable, CustomStringConvertible {
     case accessDenied
     /// The device code or authorization request expired.
     case expired
-    /// This provider cannot do that (no device endpoint, no revocation, …).
+    /// This kind of provider cannot do that at all.
     case unsupported(String)
+    /// The provider file (or the discovery document) lacks what this needs; the text names the
+    /// provider-file key that supplies it.
+    case misconfigured(String)
+    /// The provider's TLS certificate does not verify (untrusted issuer, another name, expired):
+    /// a configuration error that retrying will not fix. The text names `ca_file`.
+    case untrustedCertificate(String)
     /// A failure that may pass: timeout, 5xx, 429, `temporarily_unavailable`.
     case transient(reason: String, retryAfter: Duration)
     /// The provider answered something that is not a valid response: malformed JSON, a bad
     /// signature, a token for another client. Nothing is changed because of it.
     case invalidResponse(String)
-    /// The provider refused the request itself (`invalid_grant`, `invalid_client`, …).
+    /// The provider refused the request itself (`invalid_grant`, `invalid_client`, …). Both
+    /// texts are already sanitized (`ProviderText`): no secret the request carried is in them.
     case rejected(error: String, description: String?)
 
     public var description: String {
@@ -105,6 +119,8 @@ public enum ProviderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .accessDenied: "the login was denied"
         case .expired: "the login expired before it was completed"
         case .unsupported(let what): "the provider does not support \(what)"
+        case .misconfigured(let what): what
+        case .untrustedCertificate(let what): what
         case .transient(let reason, _): "the provider is unavailable for now (\(reason))"
         case .invalidResponse(let reason): "the provider's answer is not acceptable: \(reason)"
         case .rejected(let error, let description):

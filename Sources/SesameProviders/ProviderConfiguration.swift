@@ -14,6 +14,9 @@ public struct ProviderConfiguration: Sendable, Hashable {
     public var name: String
     /// The issuer; endpoints not given explicitly are discovered from it.
     public var issuer: String?
+    /// Whether endpoints the file does not name are read from the issuer's discovery document;
+    /// false for servers that publish none (the issuer then only names who signs ID tokens).
+    public var discovery: Bool
     /// Explicit endpoints, which win over discovery.
     public var endpoints: OAuthEndpoints
     /// The OAuth client id.
@@ -26,8 +29,13 @@ public struct ProviderConfiguration: Sendable, Hashable {
     public var flow: Flow
     /// A PEM bundle of extra trusted CAs for a private issuer.
     public var caFile: String?
-    /// How long one HTTP request may take.
+    /// How long one HTTP request may take, and how long a caller waits for a refresh.
     public var requestTimeout: Duration
+    /// How long a token-endpoint request (code exchange, device poll, refresh) may take before
+    /// sesamed stops waiting for its answer. Longer than `requestTimeout` on purpose: the
+    /// provider may already have issued (and rotated) tokens, and a dropped answer loses them
+    /// (RFC 9700 §4.14.2).
+    public var tokenRequestTimeout: Duration
     /// ID-token signature algorithms accepted.
     public var allowedAlgorithms: [String]
 
@@ -35,6 +43,7 @@ public struct ProviderConfiguration: Sendable, Hashable {
     public init(
         name: String,
         issuer: String? = nil,
+        discovery: Bool = true,
         endpoints: OAuthEndpoints = OAuthEndpoints(),
         clientID: String,
         clientSecret: String? = nil,
@@ -42,10 +51,12 @@ public struct ProviderConfiguration: Sendable, Hashable {
         flow: Flow = .device,
         caFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
+        tokenRequestTimeout: Duration = .seconds(120),
         allowedAlgorithms: [String] = ["RS256", "ES256", "PS256"]
     ) {
         self.name = name
         self.issuer = issuer
+        self.discovery = discovery
         self.endpoints = endpoints
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -53,6 +64,7 @@ public struct ProviderConfiguration: Sendable, Hashable {
         self.flow = flow
         self.caFile = caFile
         self.requestTimeout = requestTimeout
+        self.tokenRequestTimeout = tokenRequestTimeout
         self.allowedAlgorithms = allowedAlgorithms
     }
 }
@@ -69,6 +81,9 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
     public var revocationEndpoint: String?
     /// The signing keys of ID tokens.
     public var jwksURI: String?
+    /// Who the access token belongs to (OpenID Connect Core §5.3), for providers that give no
+    /// ID token.
+    public var userinfoEndpoint: String?
     /// The issuer the server names itself.
     public var issuer: String?
 
@@ -78,6 +93,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         case authorizationEndpoint = "authorization_endpoint"
         case revocationEndpoint = "revocation_endpoint"
         case jwksURI = "jwks_uri"
+        case userinfoEndpoint = "userinfo_endpoint"
         case issuer
     }
 
@@ -88,6 +104,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         authorizationEndpoint: String? = nil,
         revocationEndpoint: String? = nil,
         jwksURI: String? = nil,
+        userinfoEndpoint: String? = nil,
         issuer: String? = nil
     ) {
         self.tokenEndpoint = tokenEndpoint
@@ -95,6 +112,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         self.authorizationEndpoint = authorizationEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.jwksURI = jwksURI
+        self.userinfoEndpoint = userinfoEndpoint
         self.issuer = issuer
     }
 
@@ -106,7 +124,27 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
             authorizationEndpoint: authorizationEndpoint ?? discovered.authorizationEndpoint,
             revocationEndpoint: revocationEndpoint ?? discovered.revocationEndpoint,
             jwksURI: jwksURI ?? discovered.jwksURI,
+            userinfoEndpoint: userinfoEndpoint ?? discovered.userinfoEndpoint,
             issuer: issuer ?? discovered.issuer
         )
+    }
+}
+
+extension OAuthEndpoints {
+    /// One endpoint the provider must have for what is being done, or an error that says
+    /// where it was looked for and which provider-file key supplies it.
+    func require(
+        _ endpoint: KeyPath<OAuthEndpoints, String?>,
+        discoveryName: String,
+        key: String,
+        for purpose: String,
+        discovered: Bool
+    ) throws(ProviderError) -> String {
+        if let url = self[keyPath: endpoint] { return url }
+        let looked =
+            discovered
+            ? "the provider's discovery document lists no \(discoveryName)"
+            : "the provider file names no issuer to discover it from"
+        throw .misconfigured("\(purpose) needs the \(discoveryName), and \(looked); set \(key) in the provider file")
     }
 }

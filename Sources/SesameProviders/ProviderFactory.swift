@@ -1,20 +1,21 @@
 import AsyncHTTPClient
 import NIOSSL
 
-/// Builds provider adapters and the HTTP clients they share.
+/// Builds provider adapters and the HTTP clients they use.
 public enum ProviderFactory {
-    /// An HTTP client that verifies TLS against the system roots, or against `caFile` for a
-    /// private issuer. The caller shuts a client it made here down when done with it; the
-    /// shared client (no CA file) needs no shutdown.
-    public static func httpClient(caFile: String?) -> (client: HTTPClient, owned: Bool) {
-        guard let caFile else { return (HTTPClient.shared, false) }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(caFile)
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(tlsConfiguration: tls)
-        )
-        return (client, true)
+    /// An HTTP client that verifies TLS against the system roots, and `caFile` too for a private
+    /// issuer. It does not retry failed connection attempts until the deadline (the library's
+    /// default): a certificate that does not verify is reported at once, and the engine's own
+    /// backoff paces retries. The caller shuts it down when done with it.
+    public static func httpClient(caFile: String?) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        if let caFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.file(caFile)]
+            configuration.tlsConfiguration = tls
+        }
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// The adapter for `configuration`: the generic OpenID Connect provider.

@@ -33,19 +33,26 @@ struct SesamedCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
         let path = config ?? DaemonConfiguration.defaultFilePath(environment: environment, uid: uid)
-        var configuration: DaemonConfiguration
-        do {
-            configuration = try ConfigurationFile.load(
+        let (required, socket, stateDirectory, providersDirectory) =
+            (config != nil, self.socket, self.stateDirectory, self.providersDirectory)
+        // The same steps at start and on SIGHUP: defaults, the file, then the flags.
+        let load: @Sendable () throws -> DaemonConfiguration = {
+            var configuration = try ConfigurationFile.load(
                 path: path,
                 onto: .defaults(environment: environment, uid: uid),
-                required: config != nil
+                required: required
             )
+            if let socket { configuration.socketPath = socket }
+            if let stateDirectory { configuration.stateDirectory = stateDirectory }
+            if let providersDirectory { configuration.providersDirectory = providersDirectory }
+            return configuration
+        }
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try load()
         } catch {
             throw Failure("\(error)")
         }
-        if let socket { configuration.socketPath = socket }
-        if let stateDirectory { configuration.stateDirectory = stateDirectory }
-        if let providersDirectory { configuration.providersDirectory = providersDirectory }
 
         let journal = JournalLogHandler.isJournalConnected(environment: environment)
         let level = configuration.logLevel
@@ -58,7 +65,7 @@ struct SesamedCommand: AsyncParsableCommand {
         let logger = Logger(label: "sesamed")
         Self.raiseDescriptorLimit()
         do {
-            try await Daemon(configuration: configuration, configurationFile: path, logger: logger).run()
+            try await Daemon(configuration: configuration, reread: load, logger: logger).run()
         } catch {
             throw Failure("\(error)")
         }

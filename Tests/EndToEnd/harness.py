@@ -73,8 +73,18 @@ class NotifyListener:
         self.sock.close()
 
 
+# The providers the tests that import tokens by hand name: configured (ImportTokens refuses an
+# unconfigured one) but unreachable, so a refresh they are asked for fails as an outage would.
+OFFLINE_PROVIDERS = ("google", "kakao", "p")
+OFFLINE_PROVIDER = (
+    'issuer = "https://accounts.example"\ndiscovery = false\nclient_id = "sesame-tests"\n'
+    'timeout = 2\n[endpoints]\ntoken = "http://127.0.0.1:9/token"\nrevocation = "http://127.0.0.1:9/revoke"\n'
+)
+
+
 class Daemon:
-    """One sesamed process with its own socket, state directory and config file."""
+    """One sesamed process with its own socket, state directory and config file. Unless the
+    config names a providers directory, it gets one with the offline providers."""
 
     def __init__(self, tmp: Path, config: str = "", extra_args=(), env=None, notify=True):
         self.tmp = tmp
@@ -82,6 +92,12 @@ class Daemon:
         self.state_dir = tmp / "state"
         self.config_path = tmp / "sesamed.toml"
         self.config_path.write_text(config)
+        if "providers_directory" not in config and "--providers-dir" not in extra_args:
+            providers = tmp / "providers.d"
+            providers.mkdir(exist_ok=True)
+            for name in OFFLINE_PROVIDERS:
+                (providers / f"{name}.toml").write_text(OFFLINE_PROVIDER)
+            extra_args = ("--providers-dir", str(providers), *extra_args)
         self.log_path = tmp / "sesamed.log"
         self.notify = NotifyListener(tmp / "notify.sock") if notify else None
         environment = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID")}

@@ -19,17 +19,18 @@ from idp_harness import IdentityProvider
 SCOPES = ["openid", "profile", "email", "offline_access"]
 
 
-def provider_files(directory: Path, idp: IdentityProvider, timeout: int = 2):
-    """providers.d with the device client as `local` and the PKCE client as `web`."""
+def provider_files(directory: Path, idp: IdentityProvider, timeout: int = 2, token_timeout: int = 3):
+    """providers.d with the device client as `local` and the PKCE client as `web`. Callers wait
+    `timeout` seconds; a token request is given up after `token_timeout`."""
     directory.mkdir(exist_ok=True)
     scopes = json.dumps(SCOPES)
     (directory / "local.toml").write_text(
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
-        f'scopes = {scopes}\nflow = "device"\ntimeout = {timeout}\n'
+        f'scopes = {scopes}\nflow = "device"\ntimeout = {timeout}\ntoken_timeout = {token_timeout}\n'
     )
     (directory / "web.toml").write_text(
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["code"]["client_id"]}"\n'
-        f'scopes = {scopes}\nflow = "authorization_code"\ntimeout = {timeout}\n'
+        f'scopes = {scopes}\nflow = "authorization_code"\ntimeout = {timeout}\ntoken_timeout = {token_timeout}\n'
     )
 
 
@@ -355,7 +356,13 @@ def test_a_transient_fault_is_refresh_failed_and_changes_nothing_else(daemon, id
     idp.fault(grant_type="refresh_token", **TRANSIENT_FAULTS[name])
     before = time.time()
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
-    assert reply["error"] == "io.sesame.Accounts.RefreshFailed", reply
+    if name == "timeout":
+        # The caller stops waiting after the provider's timeout (2 s); the request itself is
+        # given up after token_timeout (3 s), which the event then reports.
+        assert reply.get("error") == "io.sesame.Accounts.RefreshFailed" or \
+            reply["parameters"]["account"]["state"] == "refreshing", reply
+    else:
+        assert reply["error"] == "io.sesame.Accounts.RefreshFailed", reply
     failed = events.next()
     assert failed["kind"] == "refreshFailed" and failed["state"] in ("active", "expired")
     retry_in = time.mktime(time.strptime(failed["retryAt"], "%Y-%m-%dT%H:%M:%SZ")) - time.timezone - before
@@ -378,17 +385,30 @@ INVALID_RESPONSES = {
 }
 
 
-@pytest.mark.parametrize("name", INVALID_RESPONSES)
-def test_an_invalid_refresh_answer_changes_no_state(daemon, idp, name):
+def test_a_malformed_refresh_answer_changes_no_state(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
     events = Events(daemon)
     sequence = events.sequence
-    idp.fault(grant_type="refresh_token", **INVALID_RESPONSES[name])
+    idp.fault(grant_type="refresh_token", **INVALID_RESPONSES["malformed JSON"])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.RefreshFailed", reply
     assert events.nothing_within(0.5), "garbage from the provider announced something"
     assert state_of(daemon, account["id"]) in ("active", "expired")
     assert Events(daemon).sequence == sequence
+
+
+@pytest.mark.parametrize("name", [name for name in INVALID_RESPONSES if name != "malformed JSON"])
+def test_a_refused_refresh_answer_ends_in_needs_login_with_the_reason(daemon, idp, name):
+    """DOT issued (and rotated) tokens, but their ID token is refused: the old refresh token is
+    dead, so the session cannot go on; it says why, once, and what was issued is revoked."""
+    account, tokens = import_from_idp(daemon, idp)
+    events = Events(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
+    idp.fault(grant_type="refresh_token", **INVALID_RESPONSES[name])
+    reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
+    assert reply["error"] == "io.sesame.Accounts.NeedsLogin", reply
+    event = events.next()
+    assert event["kind"] == "needsLogin" and "refused" in event["detail"], event
+    assert state_of(daemon, account["id"]) == "needsLogin"
 
 
 @pytest.mark.parametrize("name", INVALID_RESPONSES)

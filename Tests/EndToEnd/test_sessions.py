@@ -30,7 +30,7 @@ def fast_daemon(tmp_path):
 def import_tokens(conn, lifetime=2, subject="alice", access=ACCESS):
     reply = conn.call("io.sesame.Accounts.ImportTokens", {
         "provider": "google", "subject": subject, "displayName": "Alice",
-        "tokens": {"accessToken": access, "refreshToken": REFRESH, "idToken": ID_TOKEN,
+        "tokens": {"accessToken": access, "refreshToken": REFRESH,
                    "expiresIn": lifetime, "scopes": ["openid", "email"]},
     })
     assert "error" not in reply, reply
@@ -174,8 +174,12 @@ def test_get_token_and_named_errors(fast_daemon):
     assert control.call("io.sesame.Accounts.Logout", {"account": account["id"]}) == {
         "error": "io.sesame.Accounts.InvalidTransition",
         "parameters": {"account": account["id"], "from": "loggedOut", "to": "loggedOut"}}
+    for provider in ("Not A Provider", "unconfigured"):
+        bad = control.call("io.sesame.Accounts.ImportTokens", {
+            "provider": provider, "subject": "x", "tokens": {"accessToken": "t"}})
+        assert bad == {"error": "io.sesame.Accounts.NoSuchProvider", "parameters": {"provider": provider}}
     bad = control.call("io.sesame.Accounts.ImportTokens", {
-        "provider": "Not A Provider", "subject": "x", "tokens": {"accessToken": "t"}})
+        "provider": "google", "subject": "", "tokens": {"accessToken": "t"}})
     assert bad["error"] == "io.sesame.Accounts.InvalidTokens"
 
 

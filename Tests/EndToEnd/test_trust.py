@@ -97,6 +97,9 @@ MATRIX = {
 
 
 def outcome(reply: dict) -> str:
+    # The test's providers are offline: a refresh that was allowed fails at the provider.
+    if reply.get("error") == "io.sesame.Accounts.RefreshFailed":
+        return ALLOWED
     return reply.get("error", ALLOWED)
 
 

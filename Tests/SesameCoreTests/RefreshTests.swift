@@ -104,12 +104,10 @@ import Testing
         let events = await fixture.subscribe()
         let account = try await fixture.importAccount(lifetime: .seconds(10))
         fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(30))))
-        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "HTTP 503")) {
-            try await fixture.engine.tokens(for: account.id)
-        }
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1", "still valid for 10 s")
         _ = try await events.next()
         let failed = try #require(try await events.next())
-        #expect(failed.kind == .refreshFailed && failed.state == .active)
+        #expect(failed.kind == .refreshFailed && failed.state == .active && failed.detail == "HTTP 503")
         let retryIn = try #require(failed.retryAt).timeIntervalSince(fixture.clock.now)
         #expect(retryIn >= 30 && retryIn <= 36, "the provider's 30 s, plus up to a fifth of jitter")
     }
@@ -169,9 +167,7 @@ import Testing
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(10))
         fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(30))))
-        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "HTTP 503")) {
-            try await fixture.engine.tokens(for: account.id)
-        }
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
         for _ in 0..<5 {
             #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
         }
@@ -190,10 +186,13 @@ import Testing
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(10))
         fixture.refresher.answer(.failure(.invalidResponse(reason: "malformed JSON")))
+        fixture.clock.advance(by: .seconds(11))
         await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "malformed JSON")) {
             try await fixture.engine.tokens(for: account.id)
         }
-        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        await #expect(throws: SessionError.tokenExpired(account.id)) {
+            try await fixture.engine.tokens(for: account.id)
+        }
         #expect(fixture.refresher.calls == 1, "no planned refresh, but the backoff still holds callers")
     }
 
@@ -205,7 +204,28 @@ import Testing
         #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"), "no longer current")
         #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"), "too soon")
         fixture.clock.advance(by: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-3")))
         #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"))
         #expect(fixture.refresher.calls == 2)
+    }
+
+    @Test func rejectedTokensSayNotRefreshedWhenNothingCouldBeRefreshed() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.failure(.unavailable))
+        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"))
+        #expect(fixture.refresher.calls == 1)
+    }
+
+    @Test func anEarlyRefreshThatFailsHandsOutTheStillValidTokenButAnExpiredOneIsAnError() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(40))
+        fixture.clock.advance(by: .seconds(11))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(1))))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1", "29 s left")
+        fixture.clock.advance(by: .seconds(30))
+        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "HTTP 503")) {
+            try await fixture.engine.tokens(for: account.id)
+        }
     }
 }

@@ -88,6 +88,41 @@ extension SessionEngine {
         return stored.account
     }
 
+    /// Ends the session after revoking its grant with `revoke`: a refresh in flight is waited
+    /// for and no new one starts meanwhile, so the tokens revoked are the ones the account holds
+    /// (a rotated refresh token that landed a moment ago included). The local wipe happens
+    /// whatever `revoke` says; the event and the result say whether the provider confirmed it.
+    public func logout(
+        _ id: String,
+        reason: AuthEvent.LogoutReason = .user,
+        revokingWith revoke: @Sendable (TokenSet) async -> RemoteRevocation
+    ) async throws(SessionError) -> (account: Account, revocation: RemoteRevocation) {
+        guard accounts[id] != nil else { throw .noSuchAccount(id) }
+        loggingOut[id, default: 0] += 1
+        defer {
+            loggingOut[id] = loggingOut[id].flatMap { $0 > 1 ? $0 - 1 : nil }
+            changes.yield()
+        }
+        if let running = refreshes[id] { _ = await running.task.result }
+        guard let held = accounts[id] else { throw .noSuchAccount(id) }
+        guard held.account.state.allows(.loggedOut) else {
+            throw .illegalTransition(
+                IllegalTransition(account: id, from: held.account.state, to: .loggedOut)
+            )
+        }
+        var revocation = RemoteRevocation(confirmed: false, reason: "the account holds no tokens")
+        if let tokens = held.tokens { revocation = await revoke(tokens) }
+        if revocation.confirmed, accounts[id]?.tokens != held.tokens {
+            // A new login or import while the provider was asked: its tokens were not revoked.
+            revocation = RemoteRevocation(
+                confirmed: false,
+                reason: "the account was logged in again while its old tokens were revoked"
+            )
+        }
+        let account = try logout(id, reason: reason, revokedRemotely: revocation.confirmed)
+        return (account, revocation)
+    }
+
     /// Deletes the account record (logged out or not); announces `accountRemoved`.
     public func remove(_ id: String) throws(SessionError) {
         guard accounts[id] != nil else { throw .noSuchAccount(id) }
@@ -118,5 +153,19 @@ extension SessionEngine {
         if let refresh = session.tokens.refreshToken, refresh.isEmpty || refresh.utf8.count > 65536 {
             throw .invalidTokens("refresh token must be 1 to 65536 bytes")
         }
+    }
+}
+
+/// Whether the provider confirmed a revocation, and if not, why not.
+public struct RemoteRevocation: Sendable, Hashable {
+    /// The provider confirmed it (RFC 7009 §2.2).
+    public var confirmed: Bool
+    /// Why it was not confirmed, in sesamed's words; nil when it was.
+    public var reason: String?
+
+    /// Creates an outcome.
+    public init(confirmed: Bool, reason: String? = nil) {
+        self.confirmed = confirmed
+        self.reason = reason
     }
 }

@@ -77,7 +77,8 @@ extension SessionEngine {
     /// When the planned refresh of `stored` is due, if refreshing ahead is on, one is planned
     /// and none is under way.
     private func plannedRefresh(of stored: StoredAccount) -> Date? {
-        guard policy.refreshAhead, stored.account.state.canRefresh, refreshes[stored.account.id] == nil else {
+        let id = stored.account.id
+        guard policy.refreshAhead, stored.account.state.canRefresh, refreshes[id] == nil, loggingOut[id] == nil else {
             return nil
         }
         return stored.refreshAt

@@ -8,8 +8,11 @@ extension SessionEngine {
     }
 
     /// The account's current tokens, refreshed first when the access token expires within the
-    /// refresh margin. Refreshes are single-flight: concurrent callers share one refresh.
-    public func tokens(for id: String) async throws(SessionError) -> TokenSet {
+    /// refresh margin. Refreshes are single-flight: concurrent callers share one refresh. A
+    /// caller waits at most `patience` for it (the refresh goes on and is kept when it ends);
+    /// a refresh that fails or is still under way never takes away a token that is still
+    /// valid: only an expired one turns it into the caller's error.
+    public func tokens(for id: String, waitingAtMost patience: Duration? = nil) async throws(SessionError) -> TokenSet {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
         switch stored.account.state {
         case .needsLogin, .loggedOut:
@@ -22,13 +25,30 @@ extension SessionEngine {
             tokens.accessTokenExpiresAt.map { $0.timeIntervalSince(clock.now) <= policy.refreshMargin.timeInterval }
             ?? false
         guard refreshDue || refreshes[id] != nil else { return tokens }
-        guard tokens.refreshToken != nil, refreshes[id] != nil || !isBackingOff(id) else {
-            // Nothing to refresh with, or backing off after failures: callers get what there is
-            // rather than each asking a provider that is struggling.
+        guard tokens.refreshToken != nil, loggingOut[id] == nil, refreshes[id] != nil || !isBackingOff(id) else {
+            // Nothing to refresh with, logging out, or backing off after failures: callers get
+            // what there is rather than each asking a provider that is struggling.
             if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
             return tokens
         }
-        return try await refresh(id)
+        do throws(SessionError) {
+            if let fresh = try await refresh(id, waitingAtMost: patience) { return fresh }
+            let waited = patience.map { "\($0.components.seconds) s" } ?? "long enough"
+            let reason = "the provider has not answered within \(waited); the refresh goes on"
+            return try validTokens(of: id, orThrow: .refreshFailed(account: id, reason: reason))
+        } catch .refreshFailed(let account, let reason) {
+            return try validTokens(of: id, orThrow: .refreshFailed(account: account, reason: reason))
+        } catch .storeFailed(let reason) {
+            return try validTokens(of: id, orThrow: .storeFailed(reason))
+        }
+    }
+
+    /// The tokens the account holds now, if its access token is still valid; else `error`.
+    private func validTokens(of id: String, orThrow error: SessionError) throws(SessionError) -> TokenSet {
+        guard let stored = accounts[id], stored.account.state.canRefresh || stored.account.state == .refreshing,
+            let tokens = stored.tokens, !tokens.accessTokenHasExpired(at: clock.now)
+        else { throw error }
+        return tokens
     }
 
     /// Whether the account's last refresh failed and the backoff has not yet passed.
@@ -40,22 +60,40 @@ extension SessionEngine {
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
     public func refresh(_ id: String) async throws(SessionError) -> TokenSet {
         let task = try refreshTask(for: id)
-        do {
-            return try await task.value
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            throw .refreshFailed(account: id, reason: "cancelled")
+        return try Self.unwrap(await task.result, account: id)
+    }
+
+    /// Refreshes the account now (joining a refresh already in flight), waiting at most
+    /// `patience` for it; nil when it is still under way then (it goes on, and its outcome is
+    /// kept and announced when it comes).
+    public func refresh(_ id: String, waitingAtMost patience: Duration?) async throws(SessionError) -> TokenSet? {
+        let task = try refreshTask(for: id)
+        guard let patience else { return try Self.unwrap(await task.result, account: id) }
+        guard let outcome = await TaskDeadline.result(of: task, within: patience, clock: clock) else { return nil }
+        return try Self.unwrap(outcome, account: id)
+    }
+
+    private static func unwrap(_ outcome: Result<TokenSet, any Error>, account id: String) throws(SessionError)
+        -> TokenSet
+    {
+        switch outcome {
+        case .success(let tokens): return tokens
+        case .failure(let error as SessionError): throw error
+        case .failure: throw .refreshFailed(account: id, reason: "cancelled")
         }
     }
 
     /// Refreshes the account because a client was refused `accessToken`, but only if that is
     /// still the current token or a refresh is already under way: a hundred clients reporting
-    /// the same stale token cause one refresh, not a hundred. Returns whether it refreshed.
+    /// the same stale token cause one refresh, not a hundred. Returns whether the account now
+    /// holds another access token than the one refused (false when no refresh was possible or
+    /// it is still under way after `patience`).
     /// It also refreshes at most once per `minimumRejectedRefreshInterval` and not while backing
     /// off, so a client that is refused for another reason cannot make the daemon hammer the
     /// provider.
-    public func refresh(_ id: String, ifCurrentAccessToken accessToken: String) async throws(SessionError) -> Bool {
+    public func refresh(_ id: String, ifCurrentAccessToken accessToken: String, waitingAtMost patience: Duration? = nil)
+        async throws(SessionError) -> Bool
+    {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
         if refreshes[id] == nil {
             guard stored.tokens?.accessToken == accessToken, !isBackingOff(id) else { return false }
@@ -65,8 +103,8 @@ extension SessionEngine {
                 return false
             }
         }
-        _ = try await refresh(id)
-        return true
+        guard let fresh = try await refresh(id, waitingAtMost: patience) else { return false }
+        return fresh.accessToken != accessToken
     }
 
     /// The refresh of `id` in flight, started now if none is.
@@ -74,6 +112,9 @@ extension SessionEngine {
         if let running = refreshes[id] { return running.task }
         guard var stored = accounts[id], let tokens = stored.tokens, stored.account.state.canRefresh else {
             throw accounts[id] == nil ? .noSuchAccount(id) : .needsLogin(id)
+        }
+        guard loggingOut[id] == nil else {
+            throw .refreshFailed(account: id, reason: "the account is being logged out")
         }
         let startedFrom = stored.account.state
         lastRefreshAttempt[id] = clock.now
@@ -161,7 +202,9 @@ extension SessionEngine {
             try commitOrRestore(
                 &stored,
                 startedFrom: startedFrom,
-                expiryAnnouncement() + [Announcement(kind: .refreshFailed, account: id, retryAt: retryAt)]
+                expiryAnnouncement() + [
+                    Announcement(kind: .refreshFailed, account: id, retryAt: retryAt, detail: reason)
+                ]
             )
             refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
@@ -180,18 +223,18 @@ extension SessionEngine {
             try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
             refreshFailures[id] = failures
             throw .refreshFailed(account: id, reason: reason)
-        case .failure(.needsLogin):
+        case .failure(.needsLogin(let reason)):
             try transition(&stored, to: .needsLogin)
             stored.tokens?.refreshToken = nil
             stored.refreshAt = nil
             try commitOrRestore(
                 &stored,
                 startedFrom: startedFrom,
-                expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id)]
+                expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id, detail: reason)]
             )
             forgetFailures(id)
             throw .needsLogin(id)
-        case .failure(.revoked):
+        case .failure(.revoked(let reason)):
             try transition(&stored, to: .needsLogin)
             try transition(&stored, to: .loggedOut)
             stored.tokens = nil
@@ -201,7 +244,7 @@ extension SessionEngine {
                 &stored,
                 startedFrom: startedFrom,
                 [
-                    Announcement(kind: .needsLogin, account: id),
+                    Announcement(kind: .needsLogin, account: id, detail: reason),
                     Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
                 ]
             )

@@ -26,6 +26,9 @@ public actor SessionEngine<Payload: Sendable> {
     var lastRefreshAttempt: [String: Date] = [:]
     /// Until when callers do not start refreshes of an account whose last refresh failed.
     var retryNotBefore: [String: Date] = [:]
+    /// Logouts under way per account: no refresh starts while the grant is being revoked, so
+    /// that what is revoked is what the account holds.
+    var loggingOut: [String: Int] = [:]
     /// Announcements of changes the engine holds but the store does not yet: set only when a
     /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
     /// the only copy). The next successful save carries them.
@@ -132,6 +135,7 @@ public actor SessionEngine<Payload: Sendable> {
         var reason: AuthEvent.LogoutReason? = nil
         var retryAt: Date? = nil
         var revokedRemotely: Bool? = nil
+        var detail: String? = nil
         /// The account as the event should show it, when it is announced later than the change
         /// (a refresh whose save failed at first); otherwise the account as committed.
         var snapshot: Account? = nil
@@ -170,7 +174,8 @@ public actor SessionEngine<Payload: Sendable> {
                 account: subject,
                 reason: announcement.reason,
                 retryAt: announcement.retryAt,
-                revokedRemotely: announcement.revokedRemotely
+                revokedRemotely: announcement.revokedRemotely,
+                detail: announcement.detail
             )
             registry.publish(event)
             observer?(event)

@@ -57,6 +57,9 @@ public struct AuthEvent: Sendable, Codable, Hashable {
     public var retryAt: Date?
     /// For `loggedOut`: whether the provider confirmed the revocation (false: wiped locally only).
     public var revokedRemotely: Bool?
+    /// For `refreshFailed` and `needsLogin`: why, in sesamed's own words (never token material,
+    /// never the provider's free text).
+    public var detail: String?
 
     /// Creates an event about `account` as it is after the change.
     public init(
@@ -66,7 +69,8 @@ public struct AuthEvent: Sendable, Codable, Hashable {
         account: Account,
         reason: LogoutReason? = nil,
         retryAt: Date? = nil,
-        revokedRemotely: Bool? = nil
+        revokedRemotely: Bool? = nil,
+        detail: String? = nil
     ) {
         self.sequence = sequence
         self.time = time
@@ -79,6 +83,7 @@ public struct AuthEvent: Sendable, Codable, Hashable {
         self.reason = reason
         self.retryAt = retryAt
         self.revokedRemotely = revokedRemotely
+        self.detail = detail
     }
 }
 

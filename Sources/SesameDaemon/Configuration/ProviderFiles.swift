@@ -37,8 +37,8 @@ enum ProviderFiles {
             return text
         }
         let known: Set<String> = [
-            "name", "issuer", "client_id", "client_secret_file", "client_secret_credential", "scopes", "flow",
-            "ca_file", "timeout", "endpoints",
+            "name", "issuer", "discovery", "client_id", "client_secret_file", "client_secret_credential", "scopes",
+            "flow", "ca_file", "timeout", "token_timeout", "endpoints",
         ]
         for key in table.keys where !known.contains(key) { throw .unknownKey(path: path, key: key) }
 
@@ -52,7 +52,7 @@ enum ProviderFiles {
         var endpoints = OAuthEndpoints()
         if let value = table["endpoints"] {
             guard let sub = value.table else { throw .wrongType(path: path, key: "endpoints", expected: "a table") }
-            let names = ["token", "device_authorization", "authorization", "revocation", "jwks"]
+            let names = ["token", "device_authorization", "authorization", "revocation", "jwks", "userinfo"]
             for key in sub.keys where !names.contains(key) { throw .unknownKey(path: path, key: "endpoints.\(key)") }
             func endpoint(_ key: String) throws(ConfigurationError) -> String? {
                 guard let value = sub[key] else { return nil }
@@ -67,13 +67,25 @@ enum ProviderFiles {
                 deviceAuthorizationEndpoint: try endpoint("device_authorization"),
                 authorizationEndpoint: try endpoint("authorization"),
                 revocationEndpoint: try endpoint("revocation"),
-                jwksURI: try endpoint("jwks")
+                jwksURI: try endpoint("jwks"),
+                userinfoEndpoint: try endpoint("userinfo")
             )
         }
         let issuer = try string("issuer")
         if let issuer { try checkURL(issuer, path: path, key: "issuer") }
-        guard issuer != nil || endpoints.tokenEndpoint != nil else {
-            throw .invalidValue(path: path, key: "issuer", reason: "is required unless endpoints.token is given")
+        var discovery = true
+        if let value = table["discovery"] {
+            guard let flag = value.bool else {
+                throw .wrongType(path: path, key: "discovery", expected: "true or false")
+            }
+            discovery = flag
+        }
+        guard (issuer != nil && discovery) || endpoints.tokenEndpoint != nil else {
+            throw .invalidValue(
+                path: path,
+                key: issuer == nil ? "issuer" : "endpoints.token",
+                reason: issuer == nil ? "is required unless endpoints.token is given" : "is required without discovery"
+            )
         }
         var scopes = ["openid"]
         if let value = table["scopes"] {
@@ -90,12 +102,11 @@ enum ProviderFiles {
             }
             flow = parsed
         }
-        var timeout = Duration.seconds(10)
-        if let value = table["timeout"] {
-            guard let seconds = value.int, (1...300).contains(seconds) else {
-                throw .invalidValue(path: path, key: "timeout", reason: "must be an integer from 1 to 300 (seconds)")
-            }
-            timeout = .seconds(seconds)
+        let timeout = try seconds(table, "timeout", path: path, range: 1...300) ?? .seconds(10)
+        let tokenTimeout =
+            try seconds(table, "token_timeout", path: path, range: 1...600) ?? max(timeout, .seconds(120))
+        guard tokenTimeout >= timeout else {
+            throw .invalidValue(path: path, key: "token_timeout", reason: "must not be shorter than timeout")
         }
         let secret = try clientSecret(
             file: try string("client_secret_file"),
@@ -106,14 +117,31 @@ enum ProviderFiles {
         return ProviderConfiguration(
             name: name,
             issuer: issuer,
+            discovery: discovery,
             endpoints: endpoints,
             clientID: clientID,
             clientSecret: secret,
             scopes: scopes,
             flow: flow,
             caFile: try string("ca_file"),
-            requestTimeout: timeout
+            requestTimeout: timeout,
+            tokenRequestTimeout: tokenTimeout
         )
+    }
+
+    /// A whole number of seconds in `range`, or nil when `key` is absent.
+    private static func seconds(_ table: TOMLTable, _ key: String, path: String, range: ClosedRange<Int>)
+        throws(ConfigurationError) -> Duration?
+    {
+        guard let value = table[key] else { return nil }
+        guard let seconds = value.int, range.contains(seconds) else {
+            throw .invalidValue(
+                path: path,
+                key: key,
+                reason: "must be an integer from \(range.lowerBound) to \(range.upperBound) (seconds)"
+            )
+        }
+        return .seconds(seconds)
     }
 
     /// TLS is required, except on the loopback interface, where a local test or development

@@ -6,41 +6,110 @@ import SesameProviders
 import SesameVarlink
 import Synchronization
 
-/// The configured providers by name; as the engine's refresher it hands each account's refresh
-/// to its own provider.
+/// The configured providers by name, replaced as a whole when providers.d is reloaded; as the
+/// engine's refresher it hands each account's refresh to its own provider. A login holds on to
+/// the adapter it started with, so a reload never changes a login under way.
 final class Providers: TokenRefresher {
-    private let adapters: [String: any ProviderAdapter]
-    private let ownedClients: [HTTPClient]
+    private struct Configured {
+        var adapter: any ProviderAdapter
+        var client: HTTPClient
+    }
+
+    private let configured: Mutex<[String: Configured]>
+    /// Clients of replaced providers: logins under way may still use them, so they are shut down
+    /// only when the daemon stops.
+    private let retired = Mutex<[HTTPClient]>([])
     private let logger: Logger
 
     init(_ configurations: [ProviderConfiguration], logger: Logger) {
         self.logger = logger
-        var adapters: [String: any ProviderAdapter] = [:]
-        var owned: [HTTPClient] = []
-        for configuration in configurations {
-            let (client, isOwned) = ProviderFactory.httpClient(caFile: configuration.caFile)
-            if isOwned { owned.append(client) }
-            adapters[configuration.name] = ProviderFactory.adapter(for: configuration, client: client)
-        }
-        self.adapters = adapters
-        self.ownedClients = owned
+        configured = Mutex(Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, Self.make($0)) }))
+    }
+
+    private static func make(_ configuration: ProviderConfiguration) -> Configured {
+        let client = ProviderFactory.httpClient(caFile: configuration.caFile)
+        return Configured(adapter: ProviderFactory.adapter(for: configuration, client: client), client: client)
     }
 
     /// The provider called `name`.
     func adapter(_ name: String) throws(VarlinkLoginError) -> any ProviderAdapter {
-        guard let adapter = adapters[name] else { throw .noSuchProvider(name) }
+        guard let adapter = configured.withLock({ $0[name]?.adapter }) else { throw .noSuchProvider(name) }
         return adapter
     }
 
-    var names: [String] { adapters.keys.sorted() }
+    /// The names of the configured providers, sorted.
+    var names: [String] { configured.withLock { $0.keys.sorted() } }
+
+    /// How long a caller waits for a refresh of an account of `provider`: its request timeout.
+    func patience(for provider: String) -> Duration? {
+        configured.withLock { $0[provider]?.adapter.configuration.requestTimeout }
+    }
+
+    /// What a reload of providers.d changed.
+    struct Changes: Equatable, CustomStringConvertible {
+        var added: [String] = []
+        var changed: [String] = []
+        var removed: [String] = []
+
+        var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+
+        var description: String {
+            [("added", added), ("changed", changed), ("removed", removed)]
+                .filter { !$0.1.isEmpty }
+                .map { "\($0.0): \($0.1.joined(separator: ", "))" }
+                .joined(separator: "; ")
+        }
+    }
+
+    /// Replaces the providers with `configurations`: new ones are added, changed ones rebuilt,
+    /// missing ones removed; unchanged ones keep their adapter (and what it has discovered).
+    func reload(_ configurations: [ProviderConfiguration]) -> Changes {
+        let (changes, replaced) = configured.withLock { current -> (Changes, [HTTPClient]) in
+            var changes = Changes()
+            var replaced: [HTTPClient] = []
+            var next: [String: Configured] = [:]
+            for configuration in configurations {
+                if let existing = current[configuration.name], existing.adapter.configuration == configuration {
+                    next[configuration.name] = existing
+                    continue
+                }
+                if let existing = current[configuration.name] {
+                    changes.changed.append(configuration.name)
+                    replaced.append(existing.client)
+                } else {
+                    changes.added.append(configuration.name)
+                }
+                next[configuration.name] = Self.make(configuration)
+            }
+            for (name, existing) in current where next[name] == nil {
+                changes.removed.append(name)
+                replaced.append(existing.client)
+            }
+            current = next
+            return (changes, replaced)
+        }
+        retired.withLock { $0 += replaced }
+        return Changes(
+            added: changes.added.sorted(),
+            changed: changes.changed.sorted(),
+            removed: changes.removed.sorted()
+        )
+    }
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
-        guard let adapter = adapters[account.provider] else { throw .unavailable }
+        guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
+            // The account stays; it says why it cannot refresh, and tries again slowly in case
+            // the provider comes back with a reload.
+            throw .transient(
+                reason: "provider '\(account.provider)' is not configured (no file for it in providers.d)",
+                retryAfter: .seconds(86400)
+            )
+        }
         do throws(RefreshFailure) {
             return try await adapter.refresh(account, tokens: tokens)
         } catch {
             // Events say what a failure did to the session; the log says why it happened. The
-            // reasons are ours or the provider's error codes, never token material.
+            // reasons are sesamed's own words and the provider's error codes, never token material.
             let level: Logger.Level =
                 switch error {
                 case .transient, .unavailable: .notice
@@ -55,49 +124,9 @@ final class Providers: TokenRefresher {
         }
     }
 
-    /// Closes the HTTP clients made for private CAs.
+    /// Closes every HTTP client, current and retired.
     func shutdown() async {
-        for client in ownedClients { try? await client.shutdown() }
-    }
-}
-
-/// Authorization-code logins between `Login` and `CompleteLogin`, keyed by their single-use
-/// `state`. Each belongs to the uid that started it and lapses after `lifetime`.
-actor PendingLogins {
-    struct Entry {
-        var provider: String
-        var owner: UInt32
-        var request: AuthorizationRequest
-        var expires: ContinuousClock.Instant
-    }
-
-    static let lifetime: Duration = .seconds(600)
-    private var entries: [String: Entry] = [:]
-
-    /// Keeps `request` until CompleteLogin or its lifetime ends.
-    func add(_ request: AuthorizationRequest, provider: String, owner: UInt32) {
-        let now = ContinuousClock.now
-        entries = entries.filter { $0.value.expires > now }
-        entries[request.state] = Entry(provider: provider, owner: owner, request: request, expires: now + Self.lifetime)
-    }
-
-    /// Takes one login allowance of `owner` from `trust`, counting the logins that wait here,
-    /// in one step so that concurrent logins cannot both slip under the limit.
-    func reserveLogin(owner: UInt32, in trust: Trust) -> VarlinkError? {
-        trust.acquire(.login, for: owner, besides: count(owner: owner))
-    }
-
-    /// How many logins of `owner` wait for CompleteLogin.
-    func count(owner: UInt32) -> Int {
-        let now = ContinuousClock.now
-        return entries.values.count { $0.owner == owner && $0.expires > now }
-    }
-
-    /// Removes and returns the login with this state; a second use, another uid's state, or an
-    /// expired one finds nothing.
-    func take(state: String, owner: UInt32) -> Entry? {
-        guard let entry = entries[state], entry.owner == owner else { return nil }
-        entries[state] = nil
-        return entry.expires > .now ? entry : nil
+        let clients = configured.withLock { $0.values.map(\.client) } + retired.withLock { $0 }
+        for client in clients { try? await client.shutdown() }
     }
 }

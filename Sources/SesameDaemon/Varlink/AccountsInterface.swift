@@ -26,8 +26,8 @@ struct AccountsInterface: VarlinkInterface {
             return try await importTokens(call, caller: caller, context: context)
         case "GetToken":
             let id = try call.decodeParameters(AccountParameter.self).account
-            _ = try await engine.account(id, for: caller, requiring: .use)
-            let tokens = try await engine.tokens(for: id)
+            let account = try await engine.account(id, for: caller, requiring: .use)
+            let tokens = try await engine.tokens(for: id, waitingAtMost: providers.patience(for: account.provider))
             return try VarlinkReply(
                 TokenReply(
                     accessToken: tokens.accessToken,
@@ -38,16 +38,23 @@ struct AccountsInterface: VarlinkInterface {
         case "Logout":
             let id = try call.decodeParameters(AccountParameter.self).account
             let account = try await engine.account(id, for: caller, requiring: .logout)
-            let held = try await engine.heldTokens(for: id)
-            let revoked = await revokeRemotely(account, tokens: held, logger: context.logger)
-            let loggedOut = try await engine.logout(
-                id,
-                reason: .user,
-                revokedRemotely: revoked,
-                revokedTokens: revoked ? held : nil
+            let (loggedOut, revocation) = try await engine.logout(id, reason: .user) { tokens in
+                await revokeRemotely(account, tokens: tokens, logger: context.logger)
+            }
+            context.logger.info(
+                "logged out",
+                metadata: [
+                    "account": "\(id)", "revoked_remotely": "\(revocation.confirmed)",
+                    "not_revoked": "\(revocation.reason ?? "-")",
+                ]
             )
-            context.logger.info("logged out", metadata: ["account": "\(id)", "revoked_remotely": "\(revoked)"])
-            return try VarlinkReply(AccountReply(account: loggedOut))
+            return try VarlinkReply(
+                LogoutReply(
+                    account: loggedOut,
+                    revokedRemotely: revocation.confirmed,
+                    notRevokedReason: revocation.reason
+                )
+            )
         case "Login":
             return try await login(call, caller: caller, context: context)
         case "CompleteLogin":
@@ -55,11 +62,14 @@ struct AccountsInterface: VarlinkInterface {
             guard let pending = await pendingLogins.take(state: request.state, owner: caller.peer.uid) else {
                 throw VarlinkLoginError.unknownLogin
             }
-            let adapter = try providers.adapter(pending.provider)
             let login: ProviderLogin
             do {
-                login = try await adapter.finishAuthorizationCodeLogin(pending.request, code: request.code)
+                login = try await pending.adapter.finishAuthorizationCodeLogin(pending.request, code: request.code)
             } catch {
+                context.logger.notice(
+                    "login failed",
+                    metadata: ["provider": "\(pending.provider)", "error": "\(error)"]
+                )
                 throw VarlinkLoginError.provider(error)
             }
             return try await accountReply(
@@ -70,13 +80,19 @@ struct AccountsInterface: VarlinkInterface {
             )
         case "Refresh":
             let id = try call.decodeParameters(AccountParameter.self).account
-            _ = try await engine.account(id, for: caller, requiring: .manage)
-            _ = try await engine.refresh(id)
+            let account = try await engine.account(id, for: caller, requiring: .manage)
+            // Refused before the engine is asked: a refresh that cannot happen changes nothing.
+            let patience = try providers.adapter(account.provider).configuration.requestTimeout
+            _ = try await engine.refresh(id, waitingAtMost: patience)
             return try VarlinkReply(AccountReply(account: try await engine.account(id)))
         case "ReportRejected":
             let request = try call.decodeParameters(RejectedParameters.self)
-            _ = try await engine.account(request.account, for: caller, requiring: .use)
-            let refreshed = try await engine.refresh(request.account, ifCurrentAccessToken: request.accessToken)
+            let account = try await engine.account(request.account, for: caller, requiring: .use)
+            let refreshed = try await engine.refresh(
+                request.account,
+                ifCurrentAccessToken: request.accessToken,
+                waitingAtMost: providers.patience(for: account.provider)
+            )
             return try VarlinkReply(RejectedReply(refreshed: refreshed))
         case "Remove":
             let id = try call.decodeParameters(AccountParameter.self).account
@@ -137,7 +153,7 @@ struct AccountsInterface: VarlinkInterface {
                     redirectURI: redirect,
                     scopes: request.scopes
                 )
-                await pendingLogins.add(started, provider: request.provider, owner: uid)
+                await pendingLogins.add(started, provider: request.provider, adapter: adapter, owner: uid)
                 return try VarlinkReply(
                     AuthorizationReply(authorization: .init(url: started.url, state: started.state))
                 )
@@ -171,21 +187,24 @@ struct AccountsInterface: VarlinkInterface {
         return try VarlinkReply(AccountReply(account: account))
     }
 
-    /// Revokes the account's grant at its provider; false when that did not happen (no tokens,
-    /// no provider, no revocation endpoint, or the provider could not be reached). The local
-    /// wipe happens either way.
-    private func revokeRemotely(_ account: Account, tokens: TokenSet?, logger: Logger) async -> Bool {
-        guard let tokens, let adapter = try? providers.adapter(account.provider), adapter.capabilities.revocation
-        else { return false }
+    /// Revokes the account's grant at its provider, and says whether the provider confirmed it
+    /// and if not, why (no provider, no revocation endpoint, the provider could not be reached).
+    private func revokeRemotely(_ account: Account, tokens: TokenSet, logger: Logger) async -> RemoteRevocation {
+        guard let adapter = try? providers.adapter(account.provider) else {
+            return RemoteRevocation(
+                confirmed: false,
+                reason: "provider '\(account.provider)' is not configured, so it was not asked"
+            )
+        }
         do {
             try await adapter.revoke(tokens)
-            return true
+            return RemoteRevocation(confirmed: true)
         } catch {
             logger.warning(
                 "could not revoke at the provider; wiping the tokens here anyway",
                 metadata: ["account": "\(account.id)", "error": "\(error)"]
             )
-            return false
+            return RemoteRevocation(confirmed: false, reason: "\(error)")
         }
     }
 
@@ -195,6 +214,11 @@ struct AccountsInterface: VarlinkInterface {
         let request = try call.decodeParameters(ImportParameters.self)
         let owner = request.owner ?? caller.peer.uid
         guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
+        // An account of a provider that is not configured could never refresh or be revoked.
+        let adapter = try providers.adapter(request.provider)
+        if let idToken = request.tokens.idToken {
+            try await Self.verify(idToken: idToken, subject: request.subject, with: adapter)
+        }
         let now = Date()
         let expiry = try request.tokens.expiresIn.map { seconds throws(VarlinkError) -> Date in
             guard seconds > 0 else { throw .invalidParameter("tokens") }
@@ -228,79 +252,15 @@ struct AccountsInterface: VarlinkInterface {
         )
         return try VarlinkReply(AccountReply(account: account))
     }
-}
 
-private struct LoginParameters: Decodable {
-    var provider: String
-    var flow: String?
-    var redirectUri: String?
-    var scopes: [String]?
-}
-
-private struct CompleteParameters: Decodable {
-    var state: String
-    var code: String
-}
-
-private struct RejectedParameters: Decodable {
-    var account: String
-    var accessToken: String
-}
-
-private struct RejectedReply: Encodable {
-    var refreshed: Bool
-}
-
-private struct VerificationReply: Encodable {
-    struct Verification: Encodable {
-        var uri: String
-        var uriComplete: String?
-        var userCode: String
-        var expiresAt: Date
+    /// An ID token handed over must be the provider's, for this client, about `subject`.
+    private static func verify(idToken: String, subject: String, with adapter: any ProviderAdapter) async throws {
+        do throws(ProviderError) {
+            try await adapter.verifyHandedOver(idToken: idToken, subject: subject)
+        } catch .transient(let reason, _) {
+            throw VarlinkLoginError.provider(.transient(reason: reason, retryAfter: .zero))
+        } catch {
+            throw SessionError.invalidTokens("the ID token does not check out: \(error)")
+        }
     }
-    var verification: Verification
-}
-
-private struct AuthorizationReply: Encodable {
-    struct Authorization: Encodable {
-        var url: String
-        var state: String
-    }
-    var authorization: Authorization
-}
-
-private struct AccountParameter: Decodable {
-    var account: String
-}
-
-private struct AccountsReply: Encodable {
-    var accounts: [Account]
-}
-
-private struct AccountReply: Encodable {
-    var account: Account
-}
-
-private struct TokenReply: Encodable {
-    var accessToken: String
-    var tokenType: String
-    var expiresAt: Date?
-}
-
-private struct ImportParameters: Decodable {
-    struct Tokens: Decodable {
-        var accessToken: String
-        var refreshToken: String?
-        var idToken: String?
-        var tokenType: String?
-        var expiresIn: Int64?
-        var refreshExpiresIn: Int64?
-        var scopes: [String]?
-    }
-
-    var provider: String
-    var subject: String
-    var displayName: String?
-    var owner: UInt32?
-    var tokens: Tokens
 }

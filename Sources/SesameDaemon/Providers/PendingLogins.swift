@@ -1,0 +1,52 @@
+import Foundation
+import SesameProviders
+import SesameVarlink
+
+/// Authorization-code logins between `Login` and `CompleteLogin`, keyed by their single-use
+/// `state`. Each belongs to the uid that started it, keeps the adapter it started with (a
+/// reload may replace the provider meanwhile), and lapses after `lifetime`.
+actor PendingLogins {
+    struct Entry {
+        var provider: String
+        var adapter: any ProviderAdapter
+        var owner: UInt32
+        var request: AuthorizationRequest
+        var expires: ContinuousClock.Instant
+    }
+
+    static let lifetime: Duration = .seconds(600)
+    private var entries: [String: Entry] = [:]
+
+    /// Keeps `request` until CompleteLogin or its lifetime ends.
+    func add(_ request: AuthorizationRequest, provider: String, adapter: any ProviderAdapter, owner: UInt32) {
+        let now = ContinuousClock.now
+        entries = entries.filter { $0.value.expires > now }
+        entries[request.state] = Entry(
+            provider: provider,
+            adapter: adapter,
+            owner: owner,
+            request: request,
+            expires: now + Self.lifetime
+        )
+    }
+
+    /// Takes one login allowance of `owner` from `trust`, counting the logins that wait here,
+    /// in one step so that concurrent logins cannot both slip under the limit.
+    func reserveLogin(owner: UInt32, in trust: Trust) -> VarlinkError? {
+        trust.acquire(.login, for: owner, besides: count(owner: owner))
+    }
+
+    /// How many logins of `owner` wait for CompleteLogin.
+    func count(owner: UInt32) -> Int {
+        let now = ContinuousClock.now
+        return entries.values.count { $0.owner == owner && $0.expires > now }
+    }
+
+    /// Removes and returns the login with this state; a second use, another uid's state, or an
+    /// expired one finds nothing.
+    func take(state: String, owner: UInt32) -> Entry? {
+        guard let entry = entries[state], entry.owner == owner else { return nil }
+        entries[state] = nil
+        return entry.expires > .now ? entry : nil
+    }
+}

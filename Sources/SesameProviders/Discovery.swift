@@ -1,0 +1,66 @@
+import Foundation
+
+/// Endpoints discovered once (OpenID Connect Discovery 1.0 §4 / RFC 8414 §3) and filled in
+/// with the provider file's explicit ones, and the ID-token validator built on them.
+actor Discovery {
+    let configuration: ProviderConfiguration
+    let http: OAuthHTTP
+    private var resolved: OAuthEndpoints?
+    private var idTokens: IDTokenValidator?
+
+    init(configuration: ProviderConfiguration, http: OAuthHTTP) {
+        self.configuration = configuration
+        self.http = http
+    }
+
+    /// Whether endpoints the file does not name come from a discovery document.
+    nonisolated var discovers: Bool { configuration.issuer != nil && configuration.discovery }
+
+    /// The provider's endpoints: the file's, then the discovery document's.
+    func endpoints() async throws(ProviderError) -> OAuthEndpoints {
+        if let resolved { return resolved }
+        var endpoints = configuration.endpoints
+        if discovers, let issuer = configuration.issuer {
+            let url =
+                issuer.hasSuffix("/")
+                ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
+            let discovered = try OAuthHTTP.classify(try await http.get(url), as: OAuthEndpoints.self)
+            // OpenID Connect Discovery 1.0 §4.3: the document must name exactly this issuer.
+            guard discovered.issuer == issuer else {
+                let named = discovered.issuer.map { ProviderText.sanitized($0, limit: 120) } ?? "none"
+                throw .invalidResponse("discovery names issuer \(named), not \(issuer)")
+            }
+            endpoints = endpoints.filled(from: discovered)
+        }
+        resolved = endpoints
+        return endpoints
+    }
+
+    /// The validator of this provider's ID tokens, or nil when the provider file and discovery
+    /// give no JWKS and issuer to check them against.
+    func validatorIfConfigured() async throws(ProviderError) -> IDTokenValidator? {
+        if let idTokens { return idTokens }
+        let endpoints = try await endpoints()
+        guard let jwks = endpoints.jwksURI, let issuer = endpoints.issuer ?? configuration.issuer else { return nil }
+        let validator = IDTokenValidator(
+            issuer: issuer,
+            clientID: configuration.clientID,
+            jwksURI: jwks,
+            allowedAlgorithms: configuration.allowedAlgorithms,
+            http: http
+        )
+        idTokens = validator
+        return validator
+    }
+
+    /// The validator, or an error naming the keys that would configure it.
+    func validator() async throws(ProviderError) -> IDTokenValidator {
+        guard let validator = try await validatorIfConfigured() else {
+            throw .misconfigured(
+                "checking an ID token needs the provider's signing keys and issuer; set issuer (for discovery) "
+                    + "or endpoints.jwks and issuer in the provider file"
+            )
+        }
+        return validator
+    }
+}

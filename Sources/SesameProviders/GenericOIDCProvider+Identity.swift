@@ -1,0 +1,132 @@
+import Foundation
+import SesameCore
+
+/// Who logged in, and whether later answers still speak of the same person: the ID token when
+/// there is one that can be checked, else the userinfo endpoint.
+extension GenericOIDCProvider {
+    /// The tokens of a login and who they belong to.
+    func login(_ body: TokenResponse, scopes: [String], nonce: String?) async throws(ProviderError) -> ProviderLogin {
+        let (subject, displayName) = try await identify(body, nonce: nonce)
+        return ProviderLogin(
+            tokens: body.tokenSet(now: Date(), requestedScopes: scopes),
+            subject: subject,
+            displayName: displayName
+        )
+    }
+
+    /// The person a token response is about. An ID token is checked when the provider's keys
+    /// are known; without one (the device grant has none, RFC 8628 §3.5; nor has a login that
+    /// was not granted `openid`) the userinfo endpoint says (OpenID Connect Core §5.3).
+    private func identify(_ body: TokenResponse, nonce: String?) async throws(ProviderError) -> (String, String?) {
+        if let idToken = body.idToken, let validator = try await discovery.validatorIfConfigured() {
+            let claims = try await validator.validate(idToken, nonce: nonce)
+            return (claims.subject.value, claims.name ?? claims.preferredUsername ?? claims.email)
+        }
+        guard let userinfo = try await discovery.endpoints().userinfoEndpoint else {
+            let why =
+                body.idToken == nil
+                ? "the provider answered without an ID token"
+                : "the ID token cannot be checked (set issuer, or endpoints.jwks, in the provider file)"
+            throw .misconfigured(
+                "sesamed cannot tell who logged in: \(why), and it names no userinfo endpoint; "
+                    + "set endpoints.userinfo in the provider file"
+            )
+        }
+        return try await self.userinfo(userinfo, accessToken: body.accessToken)
+    }
+
+    /// Asks the userinfo endpoint who the access token belongs to (OpenID Connect Core §5.3).
+    private func userinfo(_ endpoint: String, accessToken: String) async throws(ProviderError) -> (String, String?) {
+        let response = try await http.get(endpoint, bearer: accessToken)
+        if response.status.code == 200,
+            response.headers.first(name: "Content-Type")?.lowercased().hasPrefix("application/jwt") == true
+        {
+            throw .invalidResponse(
+                "the userinfo endpoint answered a signed or encrypted JWT, which sesamed does not read"
+            )
+        }
+        let claims = try OAuthHTTP.classify(response, as: UserinfoClaims.self)
+        // §5.3.2: `sub` is required.
+        guard !claims.sub.isEmpty else { throw .invalidResponse("the userinfo answer has an empty sub") }
+        return (claims.sub, claims.name ?? claims.preferredUsername ?? claims.email)
+    }
+
+    public func verifyHandedOver(idToken: String, subject: String) async throws(ProviderError) {
+        let claims = try await discovery.validator().validate(idToken, nonce: nil, checkExpiry: false)
+        guard claims.subject.value == subject else {
+            throw .invalidResponse("the ID token is about another subject than the one given")
+        }
+    }
+
+    // MARK: Refresh (RFC 6749 §6)
+
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+        guard let refreshToken = tokens.refreshToken else { throw .unavailable }
+        let body: TokenResponse
+        do throws(ProviderError) {
+            let response = try await http.postForm(
+                try await tokenEndpoint(),
+                clientFields + [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+                basicAuth: basicAuth,
+                timeout: configuration.tokenRequestTimeout
+            )
+            body = try OAuthHTTP.classify(response, as: TokenResponse.self)
+        } catch {
+            throw error.refreshFailure
+        }
+        var fresh = body.tokenSet(now: Date(), requestedScopes: tokens.scopes)
+        guard let idToken = body.idToken else { return fresh }
+        do throws(ProviderError) {
+            // OpenID Connect Core §12.2: a refreshed ID token is about the same person, for this client.
+            let claims = try await discovery.validator().validate(idToken, nonce: nil)
+            guard claims.subject.value == account.subject else {
+                throw ProviderError.invalidResponse("the refreshed ID token is about another subject")
+            }
+            return fresh
+        } catch .invalidResponse(let reason) {
+            // The provider issued these tokens and may have rotated the refresh token, so the old
+            // one is likely dead too: the session cannot go on. What was issued is revoked rather
+            // than left valid at the provider with nobody holding it.
+            fresh.refreshToken = fresh.refreshToken ?? refreshToken
+            let revoked = (try? await revoke(fresh)) != nil
+            throw .needsLogin(
+                reason: "the provider's refresh answer was refused (\(reason)); the tokens it issued "
+                    + (revoked ? "were revoked" : "could not be revoked")
+            )
+        } catch {
+            // The ID token cannot be checked now (keys unreachable, none configured). The new
+            // tokens may be the only copy of the grant: keep them, with the ID token checked before.
+            fresh.idToken = tokens.idToken
+            return fresh
+        }
+    }
+}
+
+/// The standard claims of a userinfo answer that Sesame reads (OpenID Connect Core §5.1).
+private struct UserinfoClaims: Decodable {
+    var sub: String
+    var name: String?
+    var email: String?
+    var preferredUsername: String?
+
+    enum CodingKeys: String, CodingKey {
+        case sub, name, email
+        case preferredUsername = "preferred_username"
+    }
+}
+
+extension ProviderError {
+    /// What a failed refresh means for the session, in one place.
+    var refreshFailure: RefreshFailure {
+        switch self {
+        case .transient(let reason, let retryAfter): .transient(reason: reason, retryAfter: retryAfter)
+        case .rejected(let error, _): .needsLogin(reason: "the provider refused the refresh (\(error))")
+        case .accessDenied, .expired: .needsLogin(reason: "\(self)")
+        case .unsupported: .unavailable
+        // Configuration errors do not pass by themselves: retry at the slowest pace, saying why.
+        case .misconfigured(let reason), .untrustedCertificate(let reason):
+            .transient(reason: reason, retryAfter: .seconds(86400))
+        case .invalidResponse(let reason): .invalidResponse(reason: reason)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import SesameCore
+import SesameCoreTesting
+import Synchronization
+import Testing
+
+/// A caller's patience is not the refresh's lifetime, and a logout revokes what is current.
+@Suite struct SlowRefreshTests {
+    @Test func aCallerStopsWaitingButTheRefreshGoesOnAndIsKept() async throws {
+        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+        let events = await fixture.subscribe()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.clock.advance(by: .seconds(11))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        let caller = Task { try await fixture.engine.tokens(for: account.id, waitingAtMost: .seconds(5)) }
+        while fixture.refresher.calls == 0 || fixture.clock.sleeperCount == 0 { await Task.yield() }
+        fixture.clock.advance(by: .seconds(5))
+        await #expect(throws: SessionError.self, "the token expired and the provider has not answered") {
+            try await caller.value
+        }
+        fixture.refresher.open()
+        #expect(try await events.kinds(2) == [.loggedIn, .tokenRefreshed], "the late answer is kept and announced")
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2")
+        #expect(fixture.persistence.saved?.accounts.first?.tokens?.refreshToken == "RT-2")
+    }
+
+    @Test func aCallerThatStopsWaitingGetsAStillValidToken() async throws {
+        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+        let account = try await fixture.importAccount(lifetime: .seconds(20))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), access: "AT-2")))
+        let caller = Task { try await fixture.engine.tokens(for: account.id, waitingAtMost: .seconds(5)) }
+        while fixture.refresher.calls == 0 || fixture.clock.sleeperCount == 0 { await Task.yield() }
+        fixture.clock.advance(by: .seconds(5))
+        #expect(try await caller.value.accessToken == "AT-1")
+        fixture.refresher.open()
+    }
+
+    @Test func aLogoutWaitsForTheRefreshInFlightAndRevokesItsTokens() async throws {
+        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        let refresh = Task { try await fixture.engine.refresh(account.id) }
+        while fixture.refresher.calls == 0 { await Task.yield() }
+        let revoked = Revoked()
+        let logout = Task {
+            try await fixture.engine.logout(account.id) { tokens in
+                revoked.record(tokens)
+                return RemoteRevocation(confirmed: true)
+            }
+        }
+        fixture.refresher.open()
+        _ = try await refresh.value
+        let (loggedOut, revocation) = try await logout.value
+        #expect(revoked.tokens.map(\.refreshToken) == ["RT-2"], "the rotated refresh token, not the old one")
+        #expect(revocation.confirmed && loggedOut.state == .loggedOut)
+    }
+
+    @Test func noRefreshStartsWhileALogoutRevokes() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        let engine = fixture.engine
+        let (_, revocation) = try await engine.logout(account.id) { _ in
+            let during = try? await engine.tokens(for: account.id)
+            return RemoteRevocation(confirmed: during?.accessToken == "AT-1")
+        }
+        #expect(revocation.confirmed, "GetToken during the revocation handed out the held token")
+        #expect(fixture.refresher.calls == 0)
+    }
+}
+
+/// What a test's revocation closure was handed.
+private final class Revoked: Sendable {
+    private let state = Mutex<[TokenSet]>([])
+    var tokens: [TokenSet] { state.withLock { $0 } }
+    func record(_ tokens: TokenSet) { state.withLock { $0.append(tokens) } }
+}
