@@ -57,14 +57,13 @@ struct Login: AsyncParsableCommand {
         guard isatty(STDERR_FILENO) == 1 else { return }
         while !Task.isCancelled {
             let left = max(0, Int(deadline.timeIntervalSinceNow))
-            FileHandle.standardError.write(
-                Data(
-                    "\r  waiting for approval, code expires in \(left / 60):\(String(format: "%02d", left % 60)) ".utf8
-                )
+            Output.write(
+                "\r  waiting for approval, code expires in \(left / 60):\(String(format: "%02d", left % 60)) ",
+                to: STDERR_FILENO
             )
             try? await Task.sleep(for: .seconds(1))
         }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Output.write("\r\u{1B}[K", to: STDERR_FILENO)
     }
 
     private func browserLogin(_ client: SesameClient) async throws -> Account {
