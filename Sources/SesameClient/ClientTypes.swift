@@ -221,7 +221,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .lagged(let limit): "fell more than \(limit) events behind and was cut off"
         case .permissionDenied: "permission denied"
         case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
-        case .other(let error): "\(error)"
+        case .other(let error): Self.loginErrorText(error) ?? "\(error)"
         }
     }
 }

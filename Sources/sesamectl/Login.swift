@@ -93,14 +93,32 @@ struct Login: AsyncParsableCommand {
         Output.write("\r\u{1B}[K", to: STDERR_FILENO)
     }
 
+    /// Shows the URL to open, waits for the browser to come back, has sesamed exchange the code,
+    /// and only then tells the browser how it ended.
     private func browserLogin(
         _ client: SesameClient,
         _ authorization: BrowserAuthorization,
         _ listener: LoopbackListener
     ) async throws -> Account {
-        printLine("Open this URL in your browser to log in:")
+        let minutes = LoopbackListener.timeout.components.seconds / 60
+        printLine("Open this URL in your browser to log in (waiting up to \(minutes) minutes for the browser):")
         printLine(authorization.url)
-        let code = try await listener.waitForCode(state: authorization.state, timeout: .seconds(300))
-        return try await client.completeLogin(state: authorization.state, code: code)
+        let redirect = try await listener.waitForRedirect(state: authorization.state)
+        switch redirect.outcome {
+        case .refused(let error, let description):
+            var said = error.forDisplay(limit: 100)
+            if let description { said += " (\(description.forDisplay(limit: 300)))" }
+            redirect.answer(BrowserPage.html("The provider refused the login: \(said). You may close this tab."))
+            throw ExitFailure.message("the provider refused the login: \(said).")
+        case .code(let code):
+            do {
+                let account = try await client.completeLogin(state: authorization.state, code: code)
+                redirect.answer(BrowserPage.loggedIn(account))
+                return account
+            } catch {
+                redirect.answer(BrowserPage.failed("\(error)"))
+                throw error
+            }
+        }
     }
 }

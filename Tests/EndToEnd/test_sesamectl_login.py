@@ -62,7 +62,7 @@ def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
     process = login(daemon, "web")
     try:
         page = as_browser(idp, browser_url(process))
-        assert page.status_code == 200, page.text
+        assert page.status_code == 200 and "logged in as Bob" in page.text, page.text
         out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
         assert out.startswith("logged in: web-"), out
@@ -92,3 +92,39 @@ def test_device_and_browser_exclude_each_other(daemon):
                            str(daemon.socket_path)], capture_output=True, text=True, timeout=30)
     error = both.stderr.splitlines()[0]  # the usage line after it names every flag anyway
     assert both.returncode == 64 and "--device" in error and "--browser" in error, both.stderr
+
+
+def test_the_browser_hears_of_a_failed_code_exchange(daemon, idp):
+    """The page answers the redirect only after sesamed exchanged the code, so a refused
+    exchange is a failure page, not "You are logged in"."""
+    idp.fault(status=400, body={"error": "invalid_grant"}, grant_type="authorization_code")
+    process = login(daemon, "web", "--browser")
+    try:
+        page = as_browser(idp, browser_url(process))
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "login failed" in page.text and "logged in" not in page.text, page.text
+    assert process.returncode != 0 and out == "", (out, err)  # nothing after the URL's two lines
+    assert err == "sesamed: the provider refused: invalid_grant.\n", err
+    assert idp.counters()["token_requests"] == {"authorization_code": 1}
+
+
+def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
+    """The provider's error parameters reach the page as text, never as markup, and not
+    without end; the terminal gets no control characters from them."""
+    process = login(daemon, "web", "--browser")
+    try:
+        first = process.stdout.readline()
+        query = parse_qs(urlparse(process.stdout.readline()).query)
+        page = requests.get(query["redirect_uri"][0], timeout=30, params={
+            "state": query["state"][0], "error": "<script>alert(1)</script>",
+            "error_description": "\x1b[2J<b>denied</b> " + "x" * 20000,
+        })
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text, page.text[:2000]
+    assert "<script>" not in page.text and "<b>" not in page.text and len(page.text) < 4000
+    assert process.returncode == 1 and "<script>alert(1)</script>" in err and "\x1b" not in err, err
+    assert "waiting up to 5 minutes for the browser" in first, first
