@@ -129,6 +129,17 @@ public enum LoginProgress: Sendable, Hashable {
     }
 }
 
+/// What `logout` did.
+public struct LogoutResult: Sendable, Decodable, Hashable {
+    /// The account, now logged out; its tokens are wiped either way.
+    public var account: Account
+    /// True when the provider confirmed it revoked the grant, false when it was not revoked
+    /// there (see `notRevokedReason`); nil from a daemon too old to say.
+    public var revokedRemotely: Bool?
+    /// Why the grant was not revoked at the provider, when the daemon says.
+    public var notRevokedReason: String?
+}
+
 /// Where to send the browser for an authorization-code login.
 public struct BrowserAuthorization: Sendable, Decodable, Hashable {
     /// The URL to open.

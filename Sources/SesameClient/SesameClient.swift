@@ -72,10 +72,11 @@ public struct SesameClient: Sendable {
         try await call("io.sesame.Accounts.GetToken", ["account": .string(account)]).decode(AccessToken.self)
     }
 
-    /// Ends the account's session; returns the account, now logged out.
+    /// Ends the account's session; returns the account, now logged out, and whether the provider
+    /// confirmed the revocation of its grant.
     @discardableResult
-    public func logout(_ account: String) async throws -> Account {
-        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(AccountReply.self).account
+    public func logout(_ account: String) async throws -> LogoutResult {
+        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(LogoutResult.self)
     }
 
     /// Deletes the account record.
