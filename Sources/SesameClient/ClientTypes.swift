@@ -93,12 +93,51 @@ public struct DeviceVerification: Sendable, Decodable, Hashable {
     public var expiresAt: Date
 }
 
-/// Progress of a device login.
+/// The ways sesamed can log an account in.
+public enum LoginFlow: String, Sendable, Hashable, CaseIterable {
+    /// The device flow (RFC 8628): the person enters a code on any device.
+    case device
+    /// Authorization code with PKCE, redirected to a loopback address the caller listens on.
+    case authorizationCode
+}
+
+/// Progress of a login.
 public enum LoginProgress: Sendable, Hashable {
-    /// Show this to the person.
+    /// A device login: show this to the person; `.done` follows once they approved.
     case verification(DeviceVerification)
+    /// An authorization-code login: send the browser here, then call `completeLogin` with the
+    /// code the redirect carries. Nothing follows on this stream.
+    case authorization(BrowserAuthorization)
     /// The account is logged in.
     case done(Account)
+
+    /// Reads a reply of `Login`; nil for a kind of reply this version does not know.
+    init?(_ reply: VarlinkReplyMessage) throws {
+        func member(_ name: String) -> JSONValue? {
+            guard let value = reply.parameters[name], value != .null else { return nil }
+            return value
+        }
+        if let verification = member("verification") {
+            self = .verification(try verification.decode(as: DeviceVerification.self))
+        } else if let authorization = member("authorization") {
+            self = .authorization(try authorization.decode(as: BrowserAuthorization.self))
+        } else if let account = member("account") {
+            self = .done(try account.decode(as: Account.self))
+        } else {
+            return nil
+        }
+    }
+}
+
+/// What `logout` did.
+public struct LogoutResult: Sendable, Decodable, Hashable {
+    /// The account, now logged out; its tokens are wiped either way.
+    public var account: Account
+    /// True when the provider confirmed it revoked the grant, false when it was not revoked
+    /// there (see `notRevokedReason`); nil from a daemon too old to say.
+    public var revokedRemotely: Bool?
+    /// Why the grant was not revoked at the provider, when the daemon says.
+    public var notRevokedReason: String?
 }
 
 /// Where to send the browser for an authorization-code login.
@@ -193,7 +232,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .lagged(let limit): "fell more than \(limit) events behind and was cut off"
         case .permissionDenied: "permission denied"
         case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
-        case .other(let error): "\(error)"
+        case .other(let error): Self.loginErrorText(error) ?? "\(error)"
         }
     }
 }

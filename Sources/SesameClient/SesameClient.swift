@@ -72,10 +72,11 @@ public struct SesameClient: Sendable {
         try await call("io.sesame.Accounts.GetToken", ["account": .string(account)]).decode(AccessToken.self)
     }
 
-    /// Ends the account's session; returns the account, now logged out.
+    /// Ends the account's session; returns the account, now logged out, and whether the provider
+    /// confirmed the revocation of its grant.
     @discardableResult
-    public func logout(_ account: String) async throws -> Account {
-        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(AccountReply.self).account
+    public func logout(_ account: String) async throws -> LogoutResult {
+        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(LogoutResult.self)
     }
 
     /// Deletes the account record.
@@ -83,32 +84,23 @@ public struct SesameClient: Sendable {
         _ = try await call("io.sesame.Accounts.Remove", ["account": .string(account)])
     }
 
-    /// Logs an account in with the device flow; the stream yields where to go and the code, then
-    /// the account once the person approved.
-    public func login(provider: String, scopes: [String]? = nil) async throws -> AsyncThrowingStream<
-        LoginProgress, any Error
-    > {
-        var parameters: [String: JSONValue] = ["provider": .string(provider), "flow": "device"]
+    /// Logs an account in with `flow`, or with the flow the provider's file names when `flow` is
+    /// nil. Give `redirectURI` (http://127.0.0.1:PORT/... that the caller listens on) unless `flow`
+    /// is `.device`. A device login yields `.verification` (show it to the person), then `.done`
+    /// once they approved; an authorization-code login yields `.authorization` and ends: send the
+    /// browser to its URL and finish with `completeLogin` and the code the redirect carries.
+    public func login(
+        provider: String,
+        flow: LoginFlow? = nil,
+        redirectURI: String? = nil,
+        scopes: [String]? = nil
+    ) async throws -> AsyncThrowingStream<LoginProgress, any Error> {
+        var parameters: [String: JSONValue] = ["provider": .string(provider)]
+        if let flow { parameters["flow"] = .string(flow.rawValue) }
+        if let redirectURI { parameters["redirectUri"] = .string(redirectURI) }
         if let scopes { parameters["scopes"] = .array(scopes.map { .string($0) }) }
-        let replies = try await connection.stream("io.sesame.Accounts.Login", parameters: parameters)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await reply in replies {
-                        if let verification = reply.parameters["verification"] {
-                            continuation.yield(.verification(try verification.decode(as: DeviceVerification.self)))
-                        } else if let account = reply.parameters["account"] {
-                            continuation.yield(.done(try account.decode(as: Account.self)))
-                        }
-                    }
-                    continuation.finish()
-                } catch let error as VarlinkError {
-                    continuation.finish(throwing: SesameError(error))
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return relay(try await connection.stream("io.sesame.Accounts.Login", parameters: parameters)) {
+            try LoginProgress($0)
         }
     }
 
@@ -160,12 +152,27 @@ public struct SesameClient: Sendable {
         if let accounts { parameters["accounts"] = .array(accounts.map { .string($0) }) }
         if let kinds { parameters["kinds"] = .array(kinds.map { .string($0.rawValue) }) }
         if let since { parameters["since"] = .int(Int64(clamping: since)) }
-        let replies = try await connection.stream("io.sesame.Events.Subscribe", parameters: parameters)
-        return AsyncThrowingStream { continuation in
+        return relay(try await connection.stream("io.sesame.Events.Subscribe", parameters: parameters)) {
+            try SubscriptionUpdate($0)
+        }
+    }
+
+    /// Closes the connection.
+    public func close() async {
+        await connection.close()
+    }
+
+    /// The replies of a streaming call as typed values: `read` makes one of a reply, or nil for a
+    /// kind of reply this version does not know; error replies end it as `SesameError`.
+    private func relay<Element: Sendable>(
+        _ replies: AsyncThrowingStream<VarlinkReplyMessage, any Error>,
+        _ read: @escaping @Sendable (VarlinkReplyMessage) throws -> Element?
+    ) -> AsyncThrowingStream<Element, any Error> {
+        AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     for try await reply in replies {
-                        if let update = try SubscriptionUpdate(reply) { continuation.yield(update) }
+                        if let element = try read(reply) { continuation.yield(element) }
                     }
                     continuation.finish()
                 } catch let error as VarlinkError {
@@ -176,11 +183,6 @@ public struct SesameClient: Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-    }
-
-    /// Closes the connection.
-    public func close() async {
-        await connection.close()
     }
 
     private func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> VarlinkReplyMessage {

@@ -55,8 +55,22 @@ struct Logout: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let loggedOut = try await options.withClient { try await $0.logout(account) }
-            printLine("\(loggedOut.id) logged out")
+            let result = try await options.withClient { try await $0.logout(account) }
+            printLine(Self.line(result))
+        }
+    }
+
+    /// What the person is told: whether the grant is gone at the provider too, when the daemon says.
+    static func line(_ result: LogoutResult) -> String {
+        let id = result.account.id
+        switch result.revokedRemotely {
+        case true?:
+            return "\(id) logged out; the provider confirmed the revocation"
+        case false?:
+            let reason = result.notRevokedReason.map { ": \($0.forDisplay(limit: 300))" } ?? ""
+            return "\(id) logged out here; not revoked at the provider\(reason)"
+        case nil:
+            return "\(id) logged out"
         }
     }
 }

@@ -8,43 +8,70 @@ struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Log an account in with a configured provider.",
         discussion: """
-            With the device flow (the default for most providers), sesamectl shows where to go and \
-            the code to enter, and counts down until the code expires. With --browser, sesamectl \
-            listens on 127.0.0.1 for the redirect (the browser belongs to you, not to the daemon, \
-            which may run as a system service) and prints the URL to open.
+            sesamectl uses the flow the provider's file names (`flow`), unless --device or \
+            --browser chooses one. With the device flow, sesamectl shows where to go and the code \
+            to enter, and counts down until the code expires. With the browser (authorization \
+            code) flow, sesamectl listens on 127.0.0.1 for the redirect (the browser belongs to \
+            you, not to the daemon, which may run as a system service) and prints the URL to open.
             """
     )
+
+    /// A flow chosen on the command line.
+    enum Flow: EnumerableFlag {
+        case device
+        case browser
+
+        static func help(for value: Self) -> ArgumentHelp? {
+            switch value {
+            case .device: "Use the device flow: enter a code shown here on any device."
+            case .browser: "Use the authorization-code flow with a browser on this machine."
+            }
+        }
+    }
 
     @OptionGroup var options: GlobalOptions
 
     @Argument(help: "The provider name (a file in providers.d).")
     var provider: String
 
-    @Flag(name: .long, help: "Use the authorization-code flow with a browser on this machine.")
-    var browser = false
+    @Flag var flow: Flow?
 
     @Option(name: .long, help: "Scope to ask for instead of the provider's configured ones (repeatable).")
     var scope: [String] = []
 
     func run() async throws {
         try await reportingFailures {
-            let account =
-                try await options.withClient { client in
-                    browser ? try await browserLogin(client) : try await deviceLogin(client)
-                }
+            let account = try await options.withClient { try await login($0) }
             printLine("logged in: \(account.id) (\(account.displayName ?? account.subject))")
         }
     }
 
-    private func deviceLogin(_ client: SesameClient) async throws -> Account {
+    /// Asks for `flow` (none when no flag chose one) and follows what sesamed answers. Unless
+    /// the device flow was chosen, the loopback listener is opened first, as the redirect target
+    /// the browser flow needs; it costs one socket, and is closed again when sesamed starts a
+    /// device login instead.
+    private func login(_ client: SesameClient) async throws -> Account {
+        var listener = flow == .device ? nil : try LoopbackListener()
         var countdown: Task<Void, Never>?
         defer { countdown?.cancel() }
-        for try await progress in try await client.login(provider: provider, scopes: scope.isEmpty ? nil : scope) {
-            switch progress {
+        let progress = try await client.login(
+            provider: provider,
+            flow: flow.map { $0 == .device ? .device : .authorizationCode },
+            redirectURI: listener?.redirectURI,
+            scopes: scope.isEmpty ? nil : scope
+        )
+        for try await step in progress {
+            switch step {
             case .verification(let verification):
+                listener = nil
                 printLine("Open \(verification.uri) and enter the code \(verification.userCode)")
                 if let complete = verification.uriComplete { printLine("  (or open \(complete))") }
                 countdown = Task { await Self.countDown(to: verification.expiresAt) }
+            case .authorization(let authorization):
+                guard let listener else {
+                    throw ExitFailure.message("sesamed started a browser login, which --device ruled out.")
+                }
+                return try await browserLogin(client, authorization, listener)
             case .done(let account):
                 return account
             }
@@ -57,26 +84,41 @@ struct Login: AsyncParsableCommand {
         guard isatty(STDERR_FILENO) == 1 else { return }
         while !Task.isCancelled {
             let left = max(0, Int(deadline.timeIntervalSinceNow))
-            FileHandle.standardError.write(
-                Data(
-                    "\r  waiting for approval, code expires in \(left / 60):\(String(format: "%02d", left % 60)) ".utf8
-                )
+            Output.write(
+                "\r  waiting for approval, code expires in \(left / 60):\(String(format: "%02d", left % 60)) ",
+                to: STDERR_FILENO
             )
             try? await Task.sleep(for: .seconds(1))
         }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Output.write("\r\u{1B}[K", to: STDERR_FILENO)
     }
 
-    private func browserLogin(_ client: SesameClient) async throws -> Account {
-        let listener = try LoopbackListener()
-        let authorization = try await client.startBrowserLogin(
-            provider: provider,
-            redirectURI: listener.redirectURI,
-            scopes: scope.isEmpty ? nil : scope
-        )
-        printLine("Open this URL in your browser to log in:")
+    /// Shows the URL to open, waits for the browser to come back, has sesamed exchange the code,
+    /// and only then tells the browser how it ended.
+    private func browserLogin(
+        _ client: SesameClient,
+        _ authorization: BrowserAuthorization,
+        _ listener: LoopbackListener
+    ) async throws -> Account {
+        let minutes = LoopbackListener.timeout.components.seconds / 60
+        printLine("Open this URL in your browser to log in (waiting up to \(minutes) minutes for the browser):")
         printLine(authorization.url)
-        let code = try await listener.waitForCode(state: authorization.state, timeout: .seconds(300))
-        return try await client.completeLogin(state: authorization.state, code: code)
+        let redirect = try await listener.waitForRedirect(state: authorization.state)
+        switch redirect.outcome {
+        case .refused(let error, let description):
+            var said = error.forDisplay(limit: 100)
+            if let description { said += " (\(description.forDisplay(limit: 300)))" }
+            redirect.answer(BrowserPage.html("The provider refused the login: \(said). You may close this tab."))
+            throw ExitFailure.message("the provider refused the login: \(said).")
+        case .code(let code):
+            do {
+                let account = try await client.completeLogin(state: authorization.state, code: code)
+                redirect.answer(BrowserPage.loggedIn(account))
+                return account
+            } catch {
+                redirect.answer(BrowserPage.failed("\(error)"))
+                throw error
+            }
+        }
     }
 }

@@ -5,8 +5,15 @@ import Foundation
 #endif
 
 /// The redirect target of an authorization-code login (RFC 8252 §7.3): a listening socket on
-/// 127.0.0.1 with a port the kernel picks, answering one browser request.
+/// 127.0.0.1 with a port the kernel picks. It hands over the browser's redirect with the
+/// browser's connection still open, so the page can tell how the login really ended.
 final class LoopbackListener: Sendable {
+    /// How long the browser has to come back.
+    static let timeout: Duration = .seconds(300)
+    /// How long one connection may take to send its request before the next one gets its turn
+    /// (a browser may open a connection ahead of need and leave it idle).
+    private static let requestTimeout: TimeInterval = 10
+
     private let descriptor: Int32
     /// Where the provider sends the browser back to.
     let redirectURI: String
@@ -37,65 +44,137 @@ final class LoopbackListener: Sendable {
         close(descriptor)
     }
 
-    /// Waits for the browser's redirect and returns its code. A request with another state is
-    /// answered with an error page and ignored; a provider error ends the login.
-    func waitForCode(state: String, timeout: Duration) async throws -> String {
+    /// Waits up to `timeout` for the browser's redirect of the login with `state`. A request
+    /// with another state, or with neither a code nor an error, gets an error page and is ignored.
+    func waitForRedirect(state: String) async throws -> BrowserRedirect {
+        let deadline = Date().addingTimeInterval(Self.timeout.timeInterval)
         // Blocking socket calls run on their own thread, not on Swift's cooperative pool.
-        try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try self.accept(state: state, timeout: timeout) })
+                continuation.resume(with: Result { try self.accept(state: state, deadline: deadline) })
             }
         }
     }
 
-    private func accept(state: String, timeout: Duration) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout.timeInterval)
+    private func accept(state: String, deadline: Date) throws -> BrowserRedirect {
         while true {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let left = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-            guard left > 0, poll(&poller, 1, left) > 0 else {
+            guard BrowserConnection.waitUntilReadable(descriptor, deadline: deadline) else {
                 throw ExitFailure.message(
-                    "the browser did not come back within \(timeout.components.seconds / 60) minutes."
+                    "the browser did not come back within \(Self.timeout.components.seconds / 60) minutes."
                 )
             }
-            let connection = Glibc.accept(descriptor, nil, nil)
-            guard connection >= 0 else { continue }
-            defer { close(connection) }
-            var buffer = [UInt8](repeating: 0, count: 8192)
-            let count = read(connection, &buffer, buffer.count)
-            guard count > 0 else { continue }
-            let requestLine = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\r\n").first ?? ""
-            let target = requestLine.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            let accepted = Glibc.accept(descriptor, nil, nil)
+            guard accepted >= 0 else { continue }
+            let connection = BrowserConnection(accepted)
+            let requestDeadline = min(deadline, Date().addingTimeInterval(Self.requestTimeout))
+            guard let target = connection.readRequestTarget(deadline: requestDeadline) else { continue }
             let query = URLComponents(string: "http://127.0.0.1" + target)?.queryItems ?? []
             func item(_ name: String) -> String? { query.first { $0.name == name }?.value }
             guard item("state") == state else {
-                respond(connection, status: "400 Bad Request", text: "This is not the login sesamectl is waiting for.")
+                connection.answer(
+                    status: "400 Bad Request",
+                    BrowserPage.html("This is not the login sesamectl waits for.")
+                )
                 continue
             }
             if let error = item("error") {
-                respond(connection, status: "200 OK", text: "The login failed (\(error)). You may close this tab.")
-                throw ExitFailure.message("the provider refused the login: \(error).")
+                return BrowserRedirect(connection: connection, outcome: .refused(error, item("error_description")))
             }
             guard let code = item("code") else {
-                respond(connection, status: "400 Bad Request", text: "The redirect carried no code.")
+                connection.answer(status: "400 Bad Request", BrowserPage.html("The redirect carried no code."))
                 continue
             }
-            respond(
-                connection,
-                status: "200 OK",
-                text: "You are logged in. You may close this tab and return to the terminal."
-            )
-            return code
+            return BrowserRedirect(connection: connection, outcome: .code(code))
         }
     }
 
-    private func respond(_ connection: Int32, status: String, text: String) {
-        let body = "<!doctype html><meta charset=utf-8><title>Sesame</title><p>\(text)</p>\n"
-        let response =
-            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
-            + "Connection: close\r\n\r\n\(body)"
-        _ = response.withCString { write(connection, $0, strlen($0)) }
+    private static func errorText() -> String { String(cString: strerror(errno)) }
+}
+
+/// The browser's redirect back to sesamectl, its connection held open until `answer` tells the
+/// browser how the login ended.
+struct BrowserRedirect: Sendable {
+    /// What the provider sent back.
+    enum Outcome: Sendable {
+        /// The authorization code, to be exchanged by sesamed.
+        case code(String)
+        /// The provider's `error` and `error_description`: the login ended there.
+        case refused(String, String?)
     }
 
-    private static func errorText() -> String { String(cString: strerror(errno)) }
+    fileprivate let connection: BrowserConnection
+    /// What the redirect carried.
+    let outcome: Outcome
+
+    /// Shows `page` in the browser; the connection closes when the redirect is let go.
+    func answer(_ page: String) {
+        connection.answer(status: "200 OK", page)
+    }
+}
+
+/// One accepted connection from the browser; closed when let go.
+private final class BrowserConnection: Sendable {
+    private let descriptor: Int32
+
+    init(_ descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The target (path and query) of the request on this connection, read to the end of its
+    /// header so that closing the connection later does not reset it; nil when no request line
+    /// arrives by `deadline`.
+    func readRequestTarget(deadline: Date) -> String? {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while received.count < 16384, !Self.endsHeader(received) {
+            guard Self.waitUntilReadable(descriptor, deadline: deadline) else { return nil }
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            received += chunk[..<count]
+        }
+        let requestLine = String(decoding: received, as: UTF8.self).split(separator: "\r\n").first ?? ""
+        let parts = requestLine.split(separator: " ")
+        return parts.count >= 2 ? String(parts[1]) : nil
+    }
+
+    /// Sends one HTTP response with `page` and ends the sending side.
+    func answer(status: String, _ page: String) {
+        let response =
+            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\n"
+            + "Content-Security-Policy: default-src 'none'\r\nCache-Control: no-store\r\n"
+            + "Referrer-Policy: no-referrer\r\nConnection: close\r\n\r\n\(page)"
+        Array(response.utf8).withUnsafeBytes { bytes in
+            guard let start = bytes.baseAddress else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let sent = send(descriptor, start + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                if sent < 0, errno == EINTR { continue }
+                guard sent > 0 else { return }  // the browser has gone; nobody is left to tell
+                offset += sent
+            }
+        }
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Waits until `descriptor` has something to read (or a connection to accept); false once
+    /// `deadline` has passed.
+    static func waitUntilReadable(_ descriptor: Int32, deadline: Date) -> Bool {
+        while true {
+            let left = Int32(clamping: Int(max(0, deadline.timeIntervalSinceNow) * 1000))
+            guard left > 0 else { return false }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, left)
+            if ready > 0 { return true }
+            if ready < 0, errno != EINTR { return false }
+        }
+    }
+
+    private static func endsHeader(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 4 && bytes.suffix(4).elementsEqual([13, 10, 13, 10])
+    }
 }

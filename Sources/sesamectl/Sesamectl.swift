@@ -95,16 +95,6 @@ extension AsyncParsableCommand {
     }
 }
 
-/// Writes one line to standard error.
-func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
-}
-
-/// Writes one line to standard output and flushes it, so pipes see each line as it happens.
-func printLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
 extension SesameError {
     /// 4: no such account; 5: the session needs a new login; 6: the token expired and cannot be
     /// refreshed now; 1: anything else. Scripts can tell "log in again" from "try later".

@@ -5,7 +5,7 @@ import os
 import subprocess
 import time
 
-from harness import SESAMECTL
+from harness import SESAMECTL, RawConnection
 
 
 def sesamectl(*args, env=None, timeout=30):
@@ -47,3 +47,66 @@ def test_watch_prints_one_line_per_reply_and_ends_with_the_daemon(daemon):
     for process in (plain, as_json):
         assert process.wait(15) == 1
         assert process.stderr.read() == "sesamed closed the connection.\n"
+
+
+# A closed pipe. Bash runs each pipeline with sesamectl's stderr in a file and prints every part's
+# exit status last; 141 is 128 + SIGPIPE, what the shell shows for `yes | head -n 1`.
+CLOSED_READER = '{ exec <&-; : > "$DIR/closed"; }'  # closes its end of the pipe, then says so
+
+
+def pipeline(daemon, tmp_path, script: str) -> subprocess.Popen:
+    env = {**os.environ, "SESAMECTL": str(SESAMECTL), "SOCK": str(daemon.socket_path), "DIR": str(tmp_path)}
+    return subprocess.Popen(["bash", "-c", script + '; echo "${PIPESTATUS[@]}"'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def after_the_reader_closed(command: str) -> str:
+    """`command` (sesamectl's arguments) started only once the reader has closed the pipe, so its
+    first write finds no reader whatever the machine's load."""
+    return (f'{{ until [ -e "$DIR/closed" ]; do sleep 0.05; done; exec "$SESAMECTL" {command} 2>"$DIR/err"; }}'
+            f" | {CLOSED_READER}")
+
+
+def import_account(daemon, subject: str) -> str:
+    conn = RawConnection(daemon.socket_path)
+    try:
+        reply = conn.call("io.sesame.Accounts.ImportTokens", {
+            "provider": "google", "subject": subject,
+            "tokens": {"accessToken": f"AT-pipe-{subject}", "expiresIn": 3600},
+        })
+    finally:
+        conn.close()
+    assert "error" not in reply, reply
+    return reply["parameters"]["account"]["id"]
+
+
+def statuses_and_stderr(process: subprocess.Popen, tmp_path) -> tuple[list[str], str]:
+    out, err = process.communicate(timeout=60)
+    assert err == "", err
+    return out.splitlines()[-1].split(), (tmp_path / "err").read_text()
+
+
+def test_status_and_token_end_quietly_on_a_closed_pipe(daemon, tmp_path):
+    account = import_account(daemon, "alice")
+    for command in ('status --socket "$SOCK"', f'token {account} --socket "$SOCK"'):
+        (tmp_path / "closed").unlink(missing_ok=True)
+        statuses, err = statuses_and_stderr(pipeline(daemon, tmp_path, after_the_reader_closed(command)), tmp_path)
+        assert (statuses, err) == (["141", "0"], ""), command
+
+
+def test_watch_ends_quietly_when_its_reader_goes_away(daemon, tmp_path):
+    import_account(daemon, "before")
+    process = pipeline(daemon, tmp_path, '"$SESAMECTL" watch --since 0 --socket "$SOCK" 2>"$DIR/err" | head -n 1')
+    assert process.stdout.readline() == "ready sequence=1\n"
+    # head has its line and exits; the stream never ends, so the next event sesamectl writes
+    # after that finds the pipe closed. Events keep coming until it does.
+    deadline = time.monotonic() + 60
+    for number in range(1000):
+        import_account(daemon, f"after-{number}")
+        try:
+            process.wait(2)
+            break
+        except subprocess.TimeoutExpired:
+            assert time.monotonic() < deadline, "sesamectl watch kept running after head exited"
+    statuses, err = statuses_and_stderr(process, tmp_path)
+    assert (statuses, err) == (["141", "0"], "")

@@ -1,0 +1,130 @@
+"""`sesamectl login` as a person runs it, against the test identity provider: the flow the
+provider's file names unless a flag overrides it, and the browser shown the login's real outcome."""
+
+import json
+import re
+import subprocess
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+
+from harness import SESAMECTL, Daemon
+from idp_harness import IdentityProvider
+from test_oauth import SCOPES, Events, start_daemon
+
+
+@pytest.fixture
+def daemon(tmp_path, idp):
+    """Providers `local` (device flow) and `web` (authorization code) of test_oauth.py, and `desk`:
+    the device client under a file that says `flow = "authorization_code"`."""
+    idp.clear_faults()
+    idp.reset_counters()
+    providers = tmp_path / "providers.d"
+    providers.mkdir()
+    (providers / "desk.toml").write_text(
+        f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
+        f'scopes = {json.dumps(SCOPES)}\nflow = "authorization_code"\n'
+    )
+    instance = start_daemon(tmp_path, idp)
+    try:
+        yield instance
+        assert instance.stop() == 0, instance.log()
+    finally:
+        instance.kill()
+
+
+def login(daemon: Daemon, *args) -> subprocess.Popen:
+    return subprocess.Popen([str(SESAMECTL), "login", *args, "--socket", str(daemon.socket_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def browser_url(process: subprocess.Popen) -> str:
+    """The URL sesamectl asks the person to open, after checking it is one."""
+    first = process.stdout.readline()
+    assert first.startswith("Open this URL in your browser"), first
+    url = process.stdout.readline().strip()
+    assert parse_qs(urlparse(url).query)["response_type"] == ["code"], url
+    return url
+
+
+def as_browser(idp: IdentityProvider, url: str, username: str = "bob", **kwargs) -> requests.Response:
+    """Opens `url` as a browser logged in at the provider, following redirects (to sesamectl)."""
+    browser = requests.Session()
+    browser.cookies.update(idp.login_cookie(username))
+    return browser.get(url, timeout=30, **kwargs)
+
+
+def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
+    """web.toml says flow = "authorization_code": with no flag, sesamectl prints the browser URL
+    (not a device code) and finishes the login the browser comes back with."""
+    events = Events(daemon, kinds=["loggedIn"])
+    process = login(daemon, "web")
+    try:
+        page = as_browser(idp, browser_url(process))
+        assert page.status_code == 200 and "logged in as Bob" in page.text, page.text
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert out.startswith("logged in: web-"), out
+    finally:
+        process.kill()
+    assert events.next()["provider"] == "web"
+    assert idp.counters()["device_authorizations"] == 0
+
+
+def test_device_overrides_the_providers_flow(daemon, idp):
+    """desk.toml says flow = "authorization_code"; --device logs in with a code instead."""
+    process = login(daemon, "desk", "--device")
+    try:
+        line = process.stdout.readline()
+        shown = re.fullmatch(r"Open (\S+) and enter the code (\S+)\n", line)
+        assert shown and shown[1].startswith(idp.base), line
+        idp.approve(shown[2])
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert "logged in: desk-" in out, out
+    finally:
+        process.kill()
+
+
+def test_device_and_browser_exclude_each_other(daemon):
+    both = subprocess.run([str(SESAMECTL), "login", "web", "--device", "--browser", "--socket",
+                           str(daemon.socket_path)], capture_output=True, text=True, timeout=30)
+    error = both.stderr.splitlines()[0]  # the usage line after it names every flag anyway
+    assert both.returncode == 64 and "--device" in error and "--browser" in error, both.stderr
+
+
+def test_the_browser_hears_of_a_failed_code_exchange(daemon, idp):
+    """The page answers the redirect only after sesamed exchanged the code, so a refused
+    exchange is a failure page, not "You are logged in"."""
+    idp.fault(status=400, body={"error": "invalid_grant"}, grant_type="authorization_code")
+    process = login(daemon, "web", "--browser")
+    try:
+        page = as_browser(idp, browser_url(process))
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "login failed" in page.text and "logged in" not in page.text, page.text
+    assert process.returncode != 0 and out == "", (out, err)  # nothing after the URL's two lines
+    assert err == "sesamed: the provider refused: invalid_grant.\n", err
+    assert idp.counters()["token_requests"] == {"authorization_code": 1}
+
+
+def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
+    """The provider's error parameters reach the page as text, never as markup, and not
+    without end; the terminal gets no control characters from them."""
+    process = login(daemon, "web", "--browser")
+    try:
+        first = process.stdout.readline()
+        query = parse_qs(urlparse(process.stdout.readline()).query)
+        page = requests.get(query["redirect_uri"][0], timeout=30, params={
+            "state": query["state"][0], "error": "<script>alert(1)</script>",
+            "error_description": "\x1b[2J<b>denied</b> " + "x" * 20000,
+        })
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text, page.text[:2000]
+    assert "<script>" not in page.text and "<b>" not in page.text and len(page.text) < 4000
+    assert process.returncode == 1 and "<script>alert(1)</script>" in err and "\x1b" not in err, err
+    assert "waiting up to 5 minutes for the browser" in first, first
