@@ -115,7 +115,11 @@ let package = Package(
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
         .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameCore"]),
         .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
-        .testTarget(name: "SesameDaemonTests", dependencies: ["SesameDaemon", "SesameVarlink", "SesameStore"]),
+        .testTarget(name: "SesameProvidersTests", dependencies: ["SesameProviders"]),
+        .testTarget(
+            name: "SesameDaemonTests",
+            dependencies: ["SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

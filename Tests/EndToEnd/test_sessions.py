@@ -198,7 +198,10 @@ def test_sesamectl_drives_a_session(fast_daemon):
     assert ctl("token", account).stdout == ACCESS + "\n"
     listed = json.loads(ctl("accounts", "--json").stdout)
     assert [(a["id"], a["state"], a["scopes"]) for a in listed] == [(account, "active", ["openid", "email"])]
-    assert ctl("logout", account).stdout == f"{account} logged out\n"
+    # The test's google is offline: the tokens are wiped here, and sesamectl says the provider
+    # was not reached.
+    assert ctl("logout", account).stdout.startswith(
+        f"{account} logged out here; not revoked at the provider: ")
     needs_login = ctl("token", account)
     assert needs_login.returncode == 5 and needs_login.stderr == f"sesamed: account {account} needs a new login.\n"
     missing = ctl("token", "nope")

@@ -1,0 +1,39 @@
+import SesameProviders
+import Testing
+
+@testable import SesameDaemon
+
+/// Provider files: the keys for servers without discovery or ID tokens, and the two timeouts.
+@Suite struct ProviderFileTests {
+    private func parse(_ text: String) throws -> ProviderConfiguration {
+        try ProviderFiles.parse(text, path: "p.toml", defaultName: "p", credentialsDirectory: nil)
+    }
+
+    @Test func aServerWithoutDiscoveryNamesItsEndpointsIncludingUserinfo() throws {
+        let provider = try parse(
+            """
+            issuer = "https://id.example"
+            discovery = false
+            client_id = "c"
+            [endpoints]
+            token = "https://id.example/token"
+            userinfo = "https://id.example/me"
+            """
+        )
+        #expect(!provider.discovery && provider.endpoints.userinfoEndpoint == "https://id.example/me")
+    }
+
+    @Test func withoutDiscoveryATokenEndpointIsRequired() {
+        #expect(throws: ConfigurationError.self) {
+            try parse("issuer = \"https://id.example\"\ndiscovery = false\nclient_id = \"c\"\n")
+        }
+    }
+
+    @Test func tokenRequestsWaitLongerThanCallersByDefaultAndNeverShorter() throws {
+        let provider = try parse("issuer = \"https://id.example\"\nclient_id = \"c\"\ntimeout = 5\n")
+        #expect(provider.requestTimeout == .seconds(5) && provider.tokenRequestTimeout == .seconds(120))
+        #expect(throws: ConfigurationError.self) {
+            try parse("issuer = \"https://id.example\"\nclient_id = \"c\"\ntimeout = 30\ntoken_timeout = 10\n")
+        }
+    }
+}
