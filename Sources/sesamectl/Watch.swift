@@ -66,6 +66,7 @@ extension SubscriptionUpdate {
             if let reason = event.reason { line += " reason=\(reason.rawValue)" }
             if let revoked = event.revokedRemotely { line += " revoked-at-provider=\(revoked ? "yes" : "no")" }
             if let retry = event.retryAt { line += " retry=\(Formatting.time(retry))" }
+            if let detail = event.detail { line += " detail=\(String(reflecting: detail))" }
             return line
         }
     }

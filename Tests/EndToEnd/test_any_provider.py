@@ -320,7 +320,7 @@ def wait_for_log(daemon: Daemon, text: str, count: int = 1, timeout: float = 30)
 
 def test_sighup_applies_added_changed_and_removed_providers(tmp_path, daemon, idp):
     providers = tmp_path / "providers.d"
-    account, _ = import_from_idp(daemon, idp)
+    account, tokens = import_from_idp(daemon, idp)
     (providers / "web.toml").rename(tmp_path / "web.toml")
     daemon.process.send_signal(1)
     wait_for_log(daemon, "providers reloaded")
@@ -339,6 +339,10 @@ def test_sighup_applies_added_changed_and_removed_providers(tmp_path, daemon, id
     refused = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert refused["error"] == "io.sesame.Accounts.NoSuchProvider", refused
     assert state_of(daemon, account["id"]) == "active", "the account stays"
+    rejected = call(daemon, "io.sesame.Accounts.ReportRejected",
+                    {"account": account["id"], "accessToken": tokens["access_token"]})
+    assert rejected.get("parameters") != {"refreshed": True}, "nothing was refreshed"
+    assert "not configured" in rejected["parameters"]["reason"], rejected
     log = daemon.log()
     assert "changed: web" in log and "removed: local" in log and "accounts of a removed provider stay" in log
     assert "restart" not in log and "next start" not in log

@@ -37,3 +37,22 @@ import Testing
         }
     }
 }
+
+/// What a reload says needs a restart: only settings it did not apply.
+@Suite struct ReloadTests {
+    private let running = DaemonConfiguration(socketPath: "/run/s", stateDirectory: "/var/lib/s")
+
+    @Test func settingsAppliedLiveNeverAskForARestart() {
+        var reloaded = running
+        reloaded.providersDirectory = "/elsewhere"
+        reloaded.userLimits = UserLimits()
+        #expect(Reload.pendingRestart(reloaded, running: running).isEmpty)
+    }
+
+    @Test func otherChangedSettingsAreNamed() {
+        var reloaded = running
+        reloaded.socketMode = 0o660
+        reloaded.refreshAhead = false
+        #expect(Reload.pendingRestart(reloaded, running: running) == ["socketMode", "refreshAhead"])
+    }
+}
