@@ -4,14 +4,19 @@ import SesameCore
 /// Who logged in, and whether later answers still speak of the same person: the ID token when
 /// there is one that can be checked, else the userinfo endpoint.
 extension GenericOIDCProvider {
-    /// The tokens of a login and who they belong to.
+    /// The tokens of a login and who they belong to. When who cannot be told, the grant the
+    /// provider just issued is revoked rather than left valid with nobody holding it.
     func login(_ body: TokenResponse, scopes: [String], nonce: String?) async throws(ProviderError) -> ProviderLogin {
-        let (subject, displayName) = try await identify(body, nonce: nonce)
-        return ProviderLogin(
-            tokens: body.tokenSet(now: Date(), requestedScopes: scopes),
-            subject: subject,
-            displayName: displayName
-        )
+        let tokens = body.tokenSet(now: Date(), requestedScopes: scopes)
+        do {
+            let (subject, displayName) = try await identify(body, nonce: nonce)
+            // A name to show people, from the provider: never control characters, never megabytes.
+            let shown = displayName.map { ProviderText.sanitized($0.precomposedStringWithCanonicalMapping, limit: 200) }
+            return ProviderLogin(tokens: tokens, subject: subject, displayName: shown)
+        } catch {
+            try? await revoke(tokens)
+            throw error
+        }
     }
 
     /// The person a token response is about. An ID token is checked when the provider's keys

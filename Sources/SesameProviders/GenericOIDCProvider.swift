@@ -47,10 +47,11 @@ public final class GenericOIDCProvider: ProviderAdapter {
             basicAuth: basicAuth
         )
         let body = try OAuthHTTP.classify(response, as: DeviceAuthorizationResponse.self)
+        // Shown on someone's terminal: the provider's text, escaped and capped.
         return DeviceAuthorization(
-            verificationURI: body.verificationURI,
-            verificationURIComplete: body.verificationURIComplete,
-            userCode: body.userCode,
+            verificationURI: ProviderText.sanitized(body.verificationURI, limit: 512),
+            verificationURIComplete: body.verificationURIComplete.map { ProviderText.sanitized($0, limit: 1024) },
+            userCode: ProviderText.sanitized(body.userCode, limit: 64),
             expiresAt: Date().addingTimeInterval(TimeInterval(body.expiresIn)),
             interval: .seconds(max(1, body.interval ?? 5)),
             deviceCode: body.deviceCode,

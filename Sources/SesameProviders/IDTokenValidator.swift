@@ -79,23 +79,39 @@ actor IDTokenValidator {
         return claims
     }
 
+    /// Verifies with the keys at hand, fetching them anew once when the token names a key id
+    /// they lack. "Cannot check now" (the JWKS unreachable or unreadable, a key id still unknown
+    /// while a refetch is not yet allowed) is `transient`, so a caller never refuses, and never
+    /// revokes, a provider's answer only because its keys could not be read at that moment.
     private func verify(_ token: String, refetchIfUnknown: Bool) async throws(ProviderError) -> IDTokenClaims {
         let keys = try await currentKeys()
         do {
             return try await keys.verify(token, as: IDTokenClaims.self, expectedAudience: clientID)
         } catch let error as JWTError where error.errorType == .unknownKID || error.errorType == .missingKIDHeader {
-            guard refetchIfUnknown, mayRefetch else {
+            guard refetchIfUnknown else {
+                // The keys were fetched just now and still lack it: the provider did not sign this.
                 throw .invalidResponse("the ID token is signed with a key that is not in the provider's JWKS")
             }
-            self.keys = nil
+            guard mayRefetch else {
+                throw .transient(
+                    reason: "the ID token names a key not in the JWKS fetched less than a minute ago",
+                    retryAfter: Self.refetchInterval
+                )
+            }
+            try await fetchKeys()
             return try await verify(token, refetchIfUnknown: false)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw .invalidResponse("the ID token's signature does not verify")
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
             let reason = ProviderText.sanitized(error.reason ?? "claims", limit: 120)
             throw .invalidResponse("the ID token is not meant for this client (\(reason))")
+        } catch let error as JWTError where error.errorType == .malformedToken {
+            throw .invalidResponse("the ID token is not a well-formed JWT")
         } catch {
-            throw .invalidResponse("the ID token does not verify (\(type(of: error)))")
+            throw .transient(
+                reason: "the ID token cannot be checked now (\(type(of: error)))",
+                retryAfter: .seconds(30)
+            )
         }
     }
 
@@ -106,6 +122,15 @@ actor IDTokenValidator {
 
     private func currentKeys() async throws(ProviderError) -> JWTKeyCollection {
         if let keys { return keys }
+        guard mayRefetch else {
+            throw .transient(reason: "the provider's JWKS could not be read a moment ago", retryAfter: .seconds(30))
+        }
+        return try await fetchKeys()
+    }
+
+    /// Fetches the JWKS, at most once a minute; the keys at hand stay until a fetch succeeds.
+    @discardableResult
+    private func fetchKeys() async throws(ProviderError) -> JWTKeyCollection {
         lastFetch = .now
         let response = try await http.get(jwksURI)
         guard response.status.code == 200 else {
@@ -115,7 +140,7 @@ actor IDTokenValidator {
         do {
             try await collection.add(jwksJSON: String(decoding: response.body, as: UTF8.self))
         } catch {
-            throw .invalidResponse("the provider's JWKS cannot be read")
+            throw .transient(reason: "the provider's JWKS cannot be read", retryAfter: .seconds(30))
         }
         keys = collection
         return collection

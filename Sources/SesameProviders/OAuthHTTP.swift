@@ -78,9 +78,11 @@ struct OAuthHTTP: Sendable {
         } catch is CancellationError {
             throw .transient(reason: "cancelled", retryAfter: .seconds(5))
         } catch {
-            if let certificate = TLSFailure(error) {
+            if let failure = TLSFailure(error),
+                let explanation = await failure.explanation(url: request.url, caFile: caFile)
+            {
                 // A certificate that does not verify will not verify on the next try either.
-                throw .untrustedCertificate(await certificate.explanation(url: request.url, caFile: caFile))
+                throw .untrustedCertificate(explanation)
             }
             // Connection refused or reset: nothing says the provider is gone for good.
             throw .transient(reason: "cannot reach the provider (\(type(of: error)))", retryAfter: .seconds(5))

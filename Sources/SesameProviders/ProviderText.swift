@@ -14,9 +14,10 @@ public enum ProviderText {
     /// characters kept (an ellipsis marks the cut).
     public static func sanitized(_ text: String, redacting secrets: [String] = [], limit: Int = 200) -> String {
         var text = text
-        // Longest first, so a secret that contains another is cut out whole.
-        for secret in spellings(of: secrets) where text.contains(secret) {
-            text = text.replacingOccurrences(of: secret, with: redaction)
+        // Longest first, so a secret that contains another is cut out whole. Literally, scalar
+        // by scalar: a combining mark after a secret must not hide it from the comparison.
+        for secret in spellings(of: secrets) {
+            text = text.replacingOccurrences(of: secret, with: redaction, options: .literal)
         }
         var result = ""
         var count = 0
@@ -26,7 +27,8 @@ public enum ProviderText {
                 break
             }
             switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned,
+                .nonspacingMark, .enclosingMark:
                 result += "\\u{\(String(scalar.value, radix: 16))}"
             default:
                 result.unicodeScalars.append(scalar)

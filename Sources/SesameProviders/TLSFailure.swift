@@ -30,16 +30,20 @@ struct TLSFailure: Sendable {
         }
     }
 
-    /// One sentence for the person who configures the provider, naming `ca_file`. For a
-    /// refused chain, `url`'s certificate is looked at once more to tell an expired one from an
-    /// untrusted issuer (BoringSSL's error alone does not say which).
-    func explanation(url: String, caFile: String?) async -> String {
+    /// One sentence for the person who configures the provider, naming `ca_file`; nil when a
+    /// second look at `url` gets no certificate at all (the client may be re-reporting an older
+    /// failure for what is now a stall or an outage). For a refused chain, the certificate's
+    /// dates tell an expired one from an untrusted issuer (BoringSSL's error alone does not).
+    func explanation(url: String, caFile: String?) async -> String? {
+        guard let leaf = await Self.peerCertificate(url: url) else { return nil }
         let what: String
         switch reason {
         case .nameMismatch:
             what = "its certificate is for another name than the provider's host"
         case .chainRejected:
-            what = await Self.diagnose(url: url) ?? "its certificate does not verify"
+            what =
+                Self.validityProblem(of: leaf)
+                ?? "its certificate is not signed by a CA sesamed trusts (an untrusted issuer)"
         }
         let fix =
             caFile.map { "the CA bundle in ca_file (\($0)) does not vouch for it" }
@@ -47,22 +51,32 @@ struct TLSFailure: Sendable {
         return "TLS: the provider is not trusted: \(what); \(fix)"
     }
 
-    /// Fetches the leaf certificate of `url` without trusting it, and says what is wrong with
-    /// its validity period, or that its issuer is not trusted. Nil if it cannot be fetched.
-    private static func diagnose(url: String) async -> String? {
+    private static func validityProblem(of leaf: NIOSSLCertificate) -> String? {
+        let now = time(nil)
+        if leaf.notValidAfter < now {
+            let date = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)).formatted(.iso8601)
+            return "its certificate expired at \(date)"
+        }
+        return leaf.notValidBefore > now ? "its certificate is not valid yet" : nil
+    }
+
+    /// The leaf certificate `url`'s server presents, fetched without trusting it; nil when no
+    /// handshake gets that far within a few seconds.
+    private static func peerCertificate(url: String) async -> NIOSSLCertificate? {
         guard let components = URLComponents(string: url), let host = components.host else { return nil }
-        let port = components.port ?? 443
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = .none
         guard let context = try? NIOSSLContext(configuration: configuration) else { return nil }
+        // SNI, as the real request sends it: a shared front end picks the certificate by name.
+        let serverName = host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
         let seen = NIOLockedValueBox<NIOSSLCertificate?>(nil)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(5))
+            .connectTimeout(.seconds(3))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(
                         context: context,
-                        serverHostname: nil,
+                        serverHostname: serverName,
                         customVerificationCallback: { certificates, promise in
                             seen.withLockedValue { $0 = certificates.first }
                             promise.succeed(NIOSSLVerificationResult.failed)
@@ -71,17 +85,12 @@ struct TLSFailure: Sendable {
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
-        guard let channel = try? await bootstrap.connect(host: host, port: port).get() else { return nil }
+        guard let channel = try? await bootstrap.connect(host: host, port: components.port ?? 443).get() else {
+            return nil
+        }
+        // A server that accepts but never completes the handshake must not hold the caller.
+        channel.eventLoop.scheduleTask(in: .seconds(3)) { channel.close(promise: nil) }
         try? await channel.closeFuture.get()
-        guard let leaf = seen.withLockedValue({ $0 }) else { return nil }
-        let now = time(nil)
-        if leaf.notValidAfter < now {
-            let date = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)).formatted(.iso8601)
-            return "its certificate expired at \(date)"
-        }
-        if leaf.notValidBefore > now {
-            return "its certificate is not valid yet"
-        }
-        return "its certificate is not signed by a CA sesamed trusts (an untrusted issuer)"
+        return seen.withLockedValue { $0 }
     }
 }

@@ -43,11 +43,13 @@ import Testing
         while fixture.refresher.calls == 0 { await Task.yield() }
         let revoked = Revoked()
         let logout = Task {
-            try await fixture.engine.logout(account.id) { tokens in
+            try await fixture.engine.logout(account.id, waitingAtMost: .seconds(60)) { tokens in
                 revoked.record(tokens)
                 return RemoteRevocation(confirmed: true)
             }
         }
+        // The logout waits on the test clock for the refresh; only then may the refresh end.
+        while fixture.clock.sleeperCount == 0 { await Task.yield() }
         fixture.refresher.open()
         _ = try await refresh.value
         let (loggedOut, revocation) = try await logout.value
@@ -60,12 +62,58 @@ import Testing
         let account = try await fixture.importAccount(lifetime: .seconds(10))
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
         let engine = fixture.engine
-        let (_, revocation) = try await engine.logout(account.id) { _ in
+        let (_, revocation) = try await engine.logout(account.id, waitingAtMost: .seconds(60)) { _ in
             let during = try? await engine.tokens(for: account.id)
             return RemoteRevocation(confirmed: during?.accessToken == "AT-1")
         }
         #expect(revocation.confirmed, "GetToken during the revocation handed out the held token")
         #expect(fixture.refresher.calls == 0)
+    }
+
+    @Test func aRefreshThatOutlastsTheLogoutsPatienceIsAbandoned() async throws {
+        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+        let refresh = Task { try await fixture.engine.refresh(account.id) }
+        while fixture.refresher.calls == 0 { await Task.yield() }
+        let revoked = Revoked()
+        let logout = Task {
+            try await fixture.engine.logout(account.id, waitingAtMost: .seconds(5)) { tokens in
+                revoked.record(tokens)
+                return RemoteRevocation(confirmed: true)
+            }
+        }
+        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        fixture.clock.advance(by: .seconds(5))
+        let (loggedOut, revocation) = try await logout.value
+        #expect(loggedOut.state == .loggedOut && revoked.tokens.map(\.refreshToken) == ["RT-1"])
+        #expect(revocation.reason?.contains("abandoned") == true)
+        fixture.refresher.open()
+        _ = try? await refresh.value
+        #expect(try await fixture.engine.account(account.id).state == .loggedOut, "the late refresh is void")
+    }
+
+    @Test func aLoginThatLandsDuringTheRevocationIsRevokedToo() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        let engine = fixture.engine
+        let revoked = Revoked()
+        let (_, revocation) = try await engine.logout(account.id, waitingAtMost: .seconds(60)) { tokens in
+            if revoked.tokens.isEmpty {
+                _ = try? await engine.importSession(
+                    ImportedSession(
+                        provider: "google",
+                        subject: "alice",
+                        owner: 1000,
+                        tokens: fixture.tokens(lifetime: .seconds(3600), refresh: "RT-9", access: "AT-9")
+                    )
+                )
+            }
+            revoked.record(tokens)
+            return RemoteRevocation(confirmed: true)
+        }
+        #expect(revoked.tokens.map(\.refreshToken) == ["RT-1", "RT-9"])
+        #expect(revocation.confirmed)
     }
 }
 

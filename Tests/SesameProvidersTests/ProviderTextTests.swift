@@ -9,6 +9,11 @@ import Testing
         #expect(text == "[redacted] unknown; [redacted] also")
     }
 
+    @Test func aCombiningMarkAfterASecretDoesNotHideIt() {
+        let text = ProviderText.sanitized("x RT-abcdE\u{301} y", redacting: ["RT-abcdE"])
+        #expect(text == "x [redacted]\\u{301} y")
+    }
+
     @Test func aSecretContainingAnotherIsCutOutWhole() {
         #expect(ProviderText.sanitized("abcdefgh", redacting: ["bcde", "abcdefgh"]) == "[redacted]")
     }

@@ -89,12 +89,14 @@ extension SessionEngine {
     }
 
     /// Ends the session after revoking its grant with `revoke`: a refresh in flight is waited
-    /// for and no new one starts meanwhile, so the tokens revoked are the ones the account holds
-    /// (a rotated refresh token that landed a moment ago included). The local wipe happens
-    /// whatever `revoke` says; the event and the result say whether the provider confirmed it.
+    /// for (at most `patience`, then abandoned) and no new one starts meanwhile, so the tokens
+    /// revoked are the ones the account holds (a rotated refresh token that landed a moment ago
+    /// included, and a login that lands during the revocation is revoked too). The local wipe
+    /// happens whatever `revoke` says; the event and the result say whether the provider confirmed.
     public func logout(
         _ id: String,
         reason: AuthEvent.LogoutReason = .user,
+        waitingAtMost patience: Duration,
         revokingWith revoke: @Sendable (TokenSet) async -> RemoteRevocation
     ) async throws(SessionError) -> (account: Account, revocation: RemoteRevocation) {
         guard accounts[id] != nil else { throw .noSuchAccount(id) }
@@ -103,21 +105,29 @@ extension SessionEngine {
             loggingOut[id] = loggingOut[id].flatMap { $0 > 1 ? $0 - 1 : nil }
             changes.yield()
         }
-        if let running = refreshes[id] { _ = await running.task.result }
+        var note: String?
+        if let running = refreshes[id],
+            await TaskDeadline.result(of: running.task, within: patience, clock: clock) == nil
+        {
+            abandonRefresh(of: id)
+            note = "a refresh that did not finish in time was abandoned; tokens it may bring were not revoked"
+        }
         guard let held = accounts[id] else { throw .noSuchAccount(id) }
         guard held.account.state.allows(.loggedOut) else {
-            throw .illegalTransition(
-                IllegalTransition(account: id, from: held.account.state, to: .loggedOut)
-            )
+            throw .illegalTransition(IllegalTransition(account: id, from: held.account.state, to: .loggedOut))
         }
         var revocation = RemoteRevocation(confirmed: false, reason: "the account holds no tokens")
-        if let tokens = held.tokens { revocation = await revoke(tokens) }
-        if revocation.confirmed, accounts[id]?.tokens != held.tokens {
-            // A new login or import while the provider was asked: its tokens were not revoked.
-            revocation = RemoteRevocation(
-                confirmed: false,
-                reason: "the account was logged in again while its old tokens were revoked"
-            )
+        var revoked: TokenSet?
+        // Only a login or import can change the tokens now; each one that lands is revoked too.
+        for _ in 0..<3 {
+            guard let current = accounts[id]?.tokens, current != revoked else { break }
+            revocation = await revoke(current)
+            revoked = current
+        }
+        if revocation.confirmed, accounts[id]?.tokens != revoked {
+            revocation = RemoteRevocation(confirmed: false, reason: "the account kept logging in while it was revoked")
+        } else if revocation.confirmed, let note {
+            revocation = RemoteRevocation(confirmed: true, reason: note)
         }
         let account = try logout(id, reason: reason, revokedRemotely: revocation.confirmed)
         return (account, revocation)

@@ -9,7 +9,14 @@ enum ProviderFiles {
     static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError)
         -> [ProviderConfiguration]
     {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard FileManager.default.fileExists(atPath: directory) else { return [] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            // Unreadable is not empty: a reload must not drop every provider over it.
+            throw .invalidValue(path: directory, key: "providers_directory", reason: "cannot be read")
+        }
         var providers: [ProviderConfiguration] = []
         for name in names.sorted() where name.hasSuffix(".toml") {
             let path = directory + "/" + name

@@ -18,7 +18,7 @@ final class Providers: TokenRefresher {
     private let configured: Mutex<[String: Configured]>
     /// Clients of replaced providers: logins under way may still use them, so they are shut down
     /// only when the daemon stops.
-    private let retired = Mutex<[HTTPClient]>([])
+    private let retired = RetiredClients()
     private let logger: Logger
 
     init(_ configurations: [ProviderConfiguration], logger: Logger) {
@@ -88,12 +88,31 @@ final class Providers: TokenRefresher {
             current = next
             return (changes, replaced)
         }
-        retired.withLock { $0 += replaced }
+        retire(replaced)
         return Changes(
             added: changes.added.sorted(),
             changed: changes.changed.sorted(),
             removed: changes.removed.sorted()
         )
+    }
+
+    /// How long a replaced provider's HTTP client stays open for the logins that started with
+    /// it: longer than a device code or a pending browser login lives.
+    static let retirement: Duration = .seconds(1800)
+
+    /// Keeps `clients` for logins under way, and shuts them down after `retirement`.
+    private func retire(_ clients: [HTTPClient]) {
+        guard !clients.isEmpty else { return }
+        retired.withLock { $0 += clients }
+        Task { [retired] in
+            try? await Task.sleep(for: Self.retirement)
+            let due = retired.withLock { current in
+                let due = current.filter { client in clients.contains { $0 === client } }
+                current.removeAll { client in clients.contains { $0 === client } }
+                return due
+            }
+            for client in due { try? await client.shutdown() }
+        }
     }
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
@@ -128,5 +147,14 @@ final class Providers: TokenRefresher {
     func shutdown() async {
         let clients = configured.withLock { $0.values.map(\.client) } + retired.withLock { $0 }
         for client in clients { try? await client.shutdown() }
+    }
+}
+
+/// HTTP clients of replaced providers, until they are shut down.
+private final class RetiredClients: Sendable {
+    private let clients = Mutex<[HTTPClient]>([])
+
+    func withLock<Result>(_ body: (inout [HTTPClient]) -> Result) -> Result {
+        clients.withLock { body(&$0) }
     }
 }

@@ -38,7 +38,14 @@ struct AccountsInterface: VarlinkInterface {
         case "Logout":
             let id = try call.decodeParameters(AccountParameter.self).account
             let account = try await engine.account(id, for: caller, requiring: .logout)
-            let (loggedOut, revocation) = try await engine.logout(id, reason: .user) { tokens in
+            let patience = (try? providers.adapter(account.provider).configuration).map {
+                $0.tokenRequestTimeout + $0.requestTimeout
+            }
+            let (loggedOut, revocation) = try await engine.logout(
+                id,
+                reason: .user,
+                waitingAtMost: patience ?? .seconds(10)
+            ) { tokens in
                 await revokeRemotely(account, tokens: tokens, logger: context.logger)
             }
             context.logger.info(
@@ -259,6 +266,8 @@ struct AccountsInterface: VarlinkInterface {
             try await adapter.verifyHandedOver(idToken: idToken, subject: subject)
         } catch .transient(let reason, _) {
             throw VarlinkLoginError.provider(.transient(reason: reason, retryAfter: .zero))
+        } catch .misconfigured(let reason), .untrustedCertificate(let reason) {
+            throw VarlinkLoginError.provider(.misconfigured(reason))
         } catch {
             throw SessionError.invalidTokens("the ID token does not check out: \(error)")
         }
