@@ -36,20 +36,7 @@ import Testing
     }
 
     @Test func aLogoutWaitsForTheRefreshInFlightAndRevokesItsTokens() async throws {
-        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
-        let account = try await fixture.importAccount(lifetime: .seconds(10))
-        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
-        let refresh = Task { try await fixture.engine.refresh(account.id) }
-        while fixture.refresher.calls == 0 { await Task.yield() }
-        let revoked = Revoked()
-        let logout = Task {
-            try await fixture.engine.logout(account.id, waitingAtMost: .seconds(60)) { tokens in
-                revoked.record(tokens)
-                return RemoteRevocation(confirmed: true)
-            }
-        }
-        // The logout waits on the test clock for the refresh; only then may the refresh end.
-        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        let (fixture, account, refresh, logout, revoked) = try await logoutDuringARefresh(patience: .seconds(60))
         fixture.refresher.open()
         _ = try await refresh.value
         let (loggedOut, revocation) = try await logout.value
@@ -71,19 +58,7 @@ import Testing
     }
 
     @Test func aRefreshThatOutlastsTheLogoutsPatienceIsAbandoned() async throws {
-        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
-        let account = try await fixture.importAccount(lifetime: .seconds(10))
-        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
-        let refresh = Task { try await fixture.engine.refresh(account.id) }
-        while fixture.refresher.calls == 0 { await Task.yield() }
-        let revoked = Revoked()
-        let logout = Task {
-            try await fixture.engine.logout(account.id, waitingAtMost: .seconds(5)) { tokens in
-                revoked.record(tokens)
-                return RemoteRevocation(confirmed: true)
-            }
-        }
-        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        let (fixture, account, refresh, logout, revoked) = try await logoutDuringARefresh(patience: .seconds(5))
         fixture.clock.advance(by: .seconds(5))
         let (loggedOut, revocation) = try await logout.value
         #expect(loggedOut.state == .loggedOut && revoked.tokens.map(\.refreshToken) == ["RT-1"])
@@ -115,6 +90,29 @@ import Testing
         #expect(revoked.tokens.map(\.refreshToken) == ["RT-1", "RT-9"])
         #expect(revocation.confirmed)
     }
+}
+
+/// A refresh held at the provider (it will answer RT-2), and a logout of the same account
+/// parked waiting for it at most `patience` on the test clock.
+private func logoutDuringARefresh(patience: Duration) async throws -> (
+    EngineFixture, Account, Task<TokenSet, any Error>,
+    Task<(account: Account, revocation: RemoteRevocation), any Error>,
+    Revoked
+) {
+    let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+    let account = try await fixture.importAccount(lifetime: .seconds(10))
+    fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
+    let refresh = Task { try await fixture.engine.refresh(account.id) }
+    while fixture.refresher.calls == 0 { await Task.yield() }
+    let revoked = Revoked()
+    let logout = Task {
+        try await fixture.engine.logout(account.id, waitingAtMost: patience) { tokens in
+            revoked.record(tokens)
+            return RemoteRevocation(confirmed: true)
+        }
+    }
+    while fixture.clock.sleeperCount == 0 { await Task.yield() }
+    return (fixture, account, refresh, logout, revoked)
 }
 
 /// What a test's revocation closure was handed.
