@@ -38,10 +38,11 @@ extension SessionEngine {
     }
 
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
+    /// A caller that is cancelled stops waiting; the refresh goes on for the others.
     public func refresh(_ id: String) async throws(SessionError) -> TokenSet {
         let task = try refreshTask(for: id)
         do {
-            return try await task.value
+            return try await task.valueUnlessCancelled()
         } catch let error as SessionError {
             throw error
         } catch {
