@@ -107,8 +107,9 @@ public struct Daemon: Sendable {
         let file = configurationFile
         let running = configuration
         let logger = logger
+        // A group stops its services last to first: the server first, so STOPPING=1 goes out at
+        // once and connections drain while the rest still runs.
         let services: [any Service] = [
-            VarlinkService(server: server, notifier: notifier, logger: logger),
             WatchdogService(notifier: notifier, engine: engine, logger: logger),
             DeadlineService(engine: engine),
             StatusService(engine: engine, changes: statusChanges, notifier: notifier),
@@ -121,10 +122,21 @@ public struct Daemon: Sendable {
                 },
                 logger: logger
             ),
+            VarlinkService(
+                server: server,
+                notifier: notifier,
+                shutdownTimeout: configuration.shutdownTimeout,
+                logger: logger
+            ),
         ]
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services,
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
         )
+        // After shutdown_timeout the group cancels every service; the server then closes what is still open.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch is CancellationError {
