@@ -66,6 +66,20 @@ public struct Daemon: Sendable {
             logger: logger
         )
         logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
+        // Every provider holds an HTTP client that must be shut down, however serving ends.
+        do {
+            try await serve(store: store, snapshot: snapshot, providers: providers)
+        } catch {
+            await providers.shutdown()
+            throw error
+        }
+        await providers.shutdown()
+        logger.info("stopped")
+    }
+
+    /// Builds the engine and the server, tells systemd `READY=1`, and serves until a graceful
+    /// shutdown ends.
+    private func serve(store: EncryptedStore, snapshot: SessionSnapshot, providers: Providers) async throws {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = DaemonEngine(
             snapshot: snapshot,
@@ -112,8 +126,9 @@ public struct Daemon: Sendable {
         let reread = self.reread
         let running = configuration
         let logger = logger
+        // A group stops its services last to first: the server first, so STOPPING=1 goes out at
+        // once and connections drain while the rest still runs.
         let services: [any Service] = [
-            VarlinkService(server: server, notifier: notifier, logger: logger),
             WatchdogService(notifier: notifier, engine: engine, logger: logger),
             DeadlineService(engine: engine),
             StatusService(engine: engine, changes: statusChanges, notifier: notifier),
@@ -133,17 +148,26 @@ public struct Daemon: Sendable {
                 },
                 logger: logger
             ),
+            VarlinkService(
+                server: server,
+                notifier: notifier,
+                shutdownTimeout: configuration.shutdownTimeout,
+                logger: logger
+            ),
         ]
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services,
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
         )
+        // After shutdown_timeout the group cancels every service; the server then closes what is still open.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch is CancellationError {
             // A graceful shutdown cancels what is still running; that is the normal way out.
         }
-        await providers.shutdown()
-        logger.info("stopped")
     }
 
     static func interfaces(

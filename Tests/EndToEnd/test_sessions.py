@@ -2,8 +2,10 @@
 three different kinds of subscriber in the same order, resuming with `since`, and tokens never
 showing up anywhere they should not."""
 
+import http.server
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -261,7 +263,7 @@ def test_a_subscriber_that_stops_reading_is_cut_off_with_lagged(tmp_path):
         # In bursts of 20, well under the queue limit, so the subscriber that reads keeps up.
         for start in range(0, total, 20):
             control.send_raw(b"".join(json.dumps({"method": "io.sesame.Accounts.ImportTokens", "parameters": {
-                "provider": "p", "subject": "s", "tokens": {"accessToken": f"t{i}"}}}).encode() + b"\0"
+                "provider": "p", "subject": f"s{i}", "tokens": {"accessToken": f"t{i}"}}}).encode() + b"\0"
                 for i in range(start, start + 20)))
             for _ in range(20):
                 assert "error" not in control.reply()
@@ -305,3 +307,156 @@ def test_tokens_appear_in_no_event_log_line_or_listing(fast_daemon):
     assert "loggedOut" in everything and "expired" in everything
     for secret in (ACCESS, REFRESH, ID_TOKEN):
         assert secret not in everything
+
+
+class HeldProvider:
+    """A provider on 127.0.0.1 whose token and device endpoints take every request and answer
+    only when the test says so: a refresh or login that stays in flight as long as needed."""
+
+    def __init__(self, directory, name="p"):
+        self.requested = threading.Event()
+        self.answer = threading.Event()
+        held = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                held.requested.set()
+                if not held.answer.wait(120):
+                    return
+                body = json.dumps({"access_token": "AT-after-refresh", "token_type": "Bearer",
+                                   "expires_in": 3600, "refresh_token": "RT-after-refresh"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        directory.mkdir(exist_ok=True)
+        # The longest request timeout there is: only sesamed's own shutdown may end these requests.
+        (directory / f"{name}.toml").write_text(
+            f'client_id = "sesame"\ntimeout = 300\n'
+            f'[endpoints]\ntoken = "{base}/token"\ndevice_authorization = "{base}/device"\n')
+
+    def close(self):
+        self.answer.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def account_due_for_refresh(conn):
+    """An account of the held provider whose access token is inside the refresh margin, so
+    GetToken refreshes it first."""
+    reply = conn.call("io.sesame.Accounts.ImportTokens", {
+        "provider": "p", "subject": "s", "tokens": {"accessToken": "AT-old", "refreshToken": "RT-old",
+                                                      "expiresIn": 10}})
+    assert "error" not in reply, reply
+    return reply["parameters"]["account"]["id"]
+
+
+def stop_timed(daemon, within):
+    """Sends SIGTERM and returns (exit status, seconds until exit), failing after `within` seconds."""
+    started = time.monotonic()
+    daemon.process.send_signal(signal.SIGTERM)
+    daemon.notify.wait_for("STOPPING", timeout=within)
+    status = daemon.process.wait(max(0.1, within - (time.monotonic() - started)))
+    return status, time.monotonic() - started
+
+
+def test_stopping_takes_at_most_the_shutdown_timeout_whatever_clients_do(tmp_path):
+    provider = HeldProvider(tmp_path / "providers.d")
+    daemon = Daemon(tmp_path, config=(
+        f'[daemon]\nproviders_directory = "{tmp_path / "providers.d"}"\nshutdown_timeout = 2\n'
+        "[events]\nqueue_limit = 65536\n[limits]\nconnections_per_user = 1000\n"))
+    try:
+        daemon.wait_ready()
+        control = RawConnection(daemon.socket_path)
+        account = account_due_for_refresh(control)
+        # A refresh in flight, with a caller waiting for it.
+        waiting = RawConnection(daemon.socket_path)
+        waiting.send("io.sesame.Accounts.GetToken", {"account": account})
+        assert provider.requested.wait(20)
+        # A client that sends call after call and reads no reply: by the time the events below
+        # are sent, the server is stuck writing it replies that do not fit anywhere.
+        flooding = RawConnection(daemon.socket_path)
+        flooding.sock.setblocking(False)
+        flooding.sock.send(b'{"method": "org.varlink.service.GetInfo"}\0' * 20000)
+        # A device login in flight: its provider never answers the device authorization.
+        login = RawConnection(daemon.socket_path)
+        login.send("io.sesame.Accounts.Login", {"provider": "p"}, more=True)
+        # Subscribers that stopped reading, with their socket buffers full: events are sent
+        # until they fill (far below the queue limit, so none is cut off with Lagged).
+        stalled = []
+        for _ in range(3):
+            conn = RawConnection(daemon.socket_path)
+            conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            conn.send("io.sesame.Events.Subscribe", {}, more=True)
+            stalled.append(conn)
+        for start in range(0, 2000, 50):
+            control.send_raw(b"".join(json.dumps({"method": "io.sesame.Accounts.ImportTokens", "parameters": {
+                "provider": "p", "subject": f"s{i}", "tokens": {"accessToken": f"t{i}"}}}).encode() + b"\0"
+                for i in range(start, start + 50)))
+            for _ in range(50):
+                assert "error" not in control.reply()
+        # Many connections with half a call sent (no terminating NUL), each served before.
+        half_sent = [RawConnection(daemon.socket_path) for _ in range(100)]
+        for conn in half_sent:
+            assert "error" not in conn.call("org.varlink.service.GetInfo")
+            conn.send_raw(b'{"method": "io.sesame.Accounts.List", "parame')
+        assert control.call("io.sesame.Accounts.List")["parameters"]["accounts"]  # all of them are in
+
+        status, took = stop_timed(daemon, within=20)
+        assert status == 0, daemon.log()
+        assert took < 20
+        log = daemon.log()
+        assert "closed connections that had not finished" in log, log
+        assert "calls=io.sesame.Accounts.GetToken,org.varlink.service.GetInfo" in log, log
+        assert "stopped" in log and "Fatal error" not in log
+        assert not daemon.socket_path.exists()
+        with pytest.raises((EOFError, ConnectionResetError)):
+            waiting.reply()
+    finally:
+        daemon.kill()
+        provider.close()
+
+
+def test_a_call_being_answered_when_stopping_still_gets_its_answer(tmp_path):
+    provider = HeldProvider(tmp_path / "providers.d")
+    daemon = Daemon(tmp_path, config=(
+        f'[daemon]\nproviders_directory = "{tmp_path / "providers.d"}"\nshutdown_timeout = 60\n'))
+    try:
+        daemon.wait_ready()
+        control = RawConnection(daemon.socket_path)
+        account = account_due_for_refresh(control)
+        subscriber = RawConnection(daemon.socket_path)
+        subscriber.call("io.sesame.Events.Subscribe", {}, more=True)
+        half_sent = RawConnection(daemon.socket_path)
+        half_sent.send_raw(b'{"method": "io.sesame.Accounts.List"')
+        waiting = RawConnection(daemon.socket_path, timeout=30)
+        waiting.send("io.sesame.Accounts.GetToken", {"account": account})
+        assert provider.requested.wait(20)
+
+        daemon.process.send_signal(signal.SIGTERM)
+        daemon.notify.wait_for("STOPPING")
+        # Idle connections, half-sent calls and subscriptions end at once; the socket is closed.
+        assert control.is_closed_by_peer()
+        assert half_sent.is_closed_by_peer()
+        with pytest.raises(EOFError):
+            while True:
+                subscriber.reply()
+        assert daemon.process.poll() is None, "the call being answered holds the daemon"
+        # The refresh the call waits for completes, and the caller gets its token.
+        provider.answer.set()
+        assert waiting.reply()["parameters"]["accessToken"] == "AT-after-refresh"
+        assert waiting.is_closed_by_peer(), "once answered, the connection closes"
+        assert daemon.process.wait(20) == 0, daemon.log()
+    finally:
+        daemon.kill()
+        provider.close()

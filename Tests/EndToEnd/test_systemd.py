@@ -3,6 +3,7 @@ systemd-socket-activate, and systemd-analyze on the shipped units."""
 
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -30,6 +31,34 @@ def test_ready_only_once_the_socket_accepts_and_stopping_on_sigterm(tmp_path):
         # The open subscription ended with the daemon rather than holding it up.
         assert subscriber.is_closed_by_peer()
         assert not daemon.socket_path.exists(), "a cleanly stopped daemon removes the socket it bound"
+    finally:
+        daemon.kill()
+
+
+def test_a_service_manager_that_stops_reading_cannot_hold_sesamed_back(tmp_path):
+    """sd_notify blocks while the manager's socket is full; sesamed must neither stall serving
+    nor stopping on it (the manager here reads nothing until sesamed has exited)."""
+    daemon = Daemon(tmp_path, config="[daemon]\nshutdown_timeout = 2\n")
+    try:
+        daemon.wait_ready()
+        # Fill the manager's socket as a manager that stopped reading would leave it.
+        filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        filler.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            while True:
+                filler.sendto(b"X=1", str(daemon.notify.path))
+        # A reload sends RELOADING=1 and READY=1, and a status line follows every change.
+        daemon.process.send_signal(signal.SIGHUP)
+        conn = RawConnection(daemon.socket_path)
+        for _ in range(3):
+            reply = conn.call("io.sesame.Accounts.ImportTokens", {
+                "provider": "p", "subject": "s", "tokens": {"accessToken": "t"}})
+            assert "error" not in reply, reply
+        time.sleep(1.5)  # the status line waits a second after the first change: let it try
+        assert conn.call("io.sesame.Accounts.List")["parameters"]["accounts"]
+        daemon.process.send_signal(signal.SIGTERM)
+        assert daemon.process.wait(20) == 0, daemon.log()
+        assert "stopped" in daemon.log()
     finally:
         daemon.kill()
 

@@ -30,6 +30,24 @@ import Testing
         #expect(refreshed == [.loggedIn, .tokenRefreshed])
     }
 
+    @Test func aCancelledCallerStopsWaitingWhileTheRefreshGoesOnForOthers() async throws {
+        let refresher = ScriptedRefresher(gated: true)
+        let fixture = EngineFixture(refresher: refresher)
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        let impatient = Task { try await fixture.engine.tokens(for: account.id) }
+        while refresher.calls == 0 { await Task.yield() }
+        // Cancelled while the provider has not answered (its connection closed, the daemon
+        // stopping), a caller gives up then and there rather than when the refresh ends.
+        impatient.cancel()
+        let patient = Task { try await fixture.engine.tokens(for: account.id).accessToken }
+        refresher.open()
+        #expect(try await patient.value == "AT-2")
+        #expect(refresher.calls == 1, "the refresh went on; the later caller joined it")
+        // It gave up before the refresh ended: with the refreshed token it would have waited.
+        #expect(try await impatient.value.accessToken == "AT-1", "the still-valid token, at once")
+    }
+
     @Test func tokensAreRefreshedAheadOfExpiryWithoutAnyoneAsking() async throws {
         let fixture = EngineFixture(policy: SessionPolicy(expiringMargin: .seconds(30)))
         let events = await fixture.subscribe()

@@ -10,6 +10,7 @@ import Testing
         #expect(base.socketPath == "/run/sesame/io.sesame")
         #expect(base.stateDirectory == "/var/lib/sesame")
         #expect(base.socketMode == 0o666)
+        #expect(base.shutdownTimeout == .seconds(5))
     }
 
     @Test func defaultsToXDGPathsForOtherUsers() {
@@ -41,6 +42,7 @@ import Testing
             socket_mode = 0o660
             state_directory = "/tmp/state"
             log_level = "debug"
+            shutdown_timeout = 2
 
             [limits]
             max_message_size = 65536
@@ -71,7 +73,8 @@ import Testing
                     eventHistoryLimit: 0,
                     storeKeyFile: "/etc/sesame/store.key",
                     allowGeneratedKey: false,
-                    onDamagedStore: .moveAside
+                    onDamagedStore: .moveAside,
+                    shutdownTimeout: .seconds(2)
                 )
         )
     }
@@ -108,6 +111,18 @@ import Testing
         (
             "[events]\nqueue_limit = 0",
             .invalidValue(path: "t.toml", key: "events.queue_limit", reason: "must be between 1 and 65536")
+        ),
+        (
+            "[daemon]\nshutdown_timeout = 301",
+            .invalidValue(path: "t.toml", key: "daemon.shutdown_timeout", reason: "must be between 0 and 300")
+        ),
+        (
+            "[daemon]\nshutdown_timeout = -1",
+            .invalidValue(path: "t.toml", key: "daemon.shutdown_timeout", reason: "must be between 0 and 300")
+        ),
+        (
+            "[daemon]\nshutdown_timeout = \"5s\"",
+            .wrongType(path: "t.toml", key: "daemon.shutdown_timeout", expected: "an integer")
         ),
         ("[sessions]\nmargin = 1", .unknownKey(path: "t.toml", key: "sessions.margin")),
         (

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SesameCore
 import SesameStore
+import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -46,6 +47,65 @@ import Testing
         for interface in interfaces {
             #expect(interface.interfaceDescription.contains("interface \(interface.name)\n"))
         }
+    }
+
+    @Test func aManagerThatDoesNotReadNeverBlocksTheNotifyingThread() async {
+        let manager = StuckManager()
+        let notifier = SystemdNotifier(send: manager.receive)
+        manager.notifying { notifier.notify(.ready, .status("1 account")) }
+        manager.notifying { notifier.notify(.stopping) }
+        manager.notifying {
+            for second in 0..<50 { notifier.notify(.status("\(second)")) }
+        }
+        #expect(manager.handedOverOnTheNotifyingThread == 0, "sd_notify may block: never on the caller's thread")
+        manager.release()
+        await notifier.flush(waitingAtMost: .seconds(600))
+        let received = manager.received
+        #expect(Array(received.prefix(2)) == ["READY=1\nSTATUS=1 account", "STOPPING=1"], "in order")
+        #expect(
+            received.count == 2 + SystemdNotifier.routineBacklogLimit,
+            "status lines beyond the backlog are dropped; state changes never are"
+        )
+    }
+}
+
+/// A service manager that takes no message until released, and counts the messages handed to it
+/// on the thread that is notifying (which a blocked send would block).
+private final class StuckManager: Sendable {
+    private struct State {
+        var received: [String] = []
+        var handedOverOnTheNotifyingThread = 0
+        var notifyingThread: pthread_t?
+    }
+
+    private let state = Mutex(State())
+    private let released = DispatchSemaphore(value: 0)
+
+    var received: [String] { state.withLock { $0.received } }
+    var handedOverOnTheNotifyingThread: Int { state.withLock { $0.handedOverOnTheNotifyingThread } }
+
+    /// Runs `body`, which notifies, remembering which thread it runs on.
+    func notifying(_ body: () -> Void) {
+        state.withLock { $0.notifyingThread = pthread_self() }
+        body()
+        state.withLock { $0.notifyingThread = nil }
+    }
+
+    func receive(_ message: String) {
+        let onNotifyingThread = state.withLock { state in
+            guard let thread = state.notifyingThread, pthread_equal(thread, pthread_self()) != 0 else { return false }
+            state.handedOverOnTheNotifyingThread += 1
+            state.received.append(message)
+            return true
+        }
+        guard !onNotifyingThread else { return }
+        released.wait()
+        released.signal()
+        state.withLock { $0.received.append(message) }
+    }
+
+    func release() {
+        released.signal()
     }
 }
 

@@ -58,9 +58,11 @@ extension SessionEngine {
     }
 
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
+    /// A caller that is cancelled stops waiting; the refresh goes on for the others.
     public func refresh(_ id: String) async throws(SessionError) -> TokenSet {
         let task = try refreshTask(for: id)
-        return try Self.unwrap(await task.result, account: id)
+        let outcome = await TaskDeadline.result(of: task, within: nil, clock: clock)
+        return try Self.unwrap(outcome ?? .failure(CancellationError()), account: id)
     }
 
     /// Refreshes the account now (joining a refresh already in flight), waiting at most
@@ -68,8 +70,10 @@ extension SessionEngine {
     /// kept and announced when it comes).
     public func refresh(_ id: String, waitingAtMost patience: Duration?) async throws(SessionError) -> TokenSet? {
         let task = try refreshTask(for: id)
-        guard let patience else { return try Self.unwrap(await task.result, account: id) }
-        guard let outcome = await TaskDeadline.result(of: task, within: patience, clock: clock) else { return nil }
+        guard let outcome = await TaskDeadline.result(of: task, within: patience, clock: clock) else {
+            if patience == nil { throw .refreshFailed(account: id, reason: "cancelled") }
+            return nil
+        }
         return try Self.unwrap(outcome, account: id)
     }
 

@@ -3,25 +3,29 @@ import Synchronization
 /// Waiting for a task with a limit on the waiting, not on the task: a caller may stop waiting
 /// for a refresh while the refresh itself goes on, so that its answer is kept when it comes.
 enum TaskDeadline {
-    /// The result of `task`, or nil once `limit` has passed on `clock` (or the waiting task is
-    /// cancelled) before it finished. `task` runs on either way.
+    /// The result of `task`, or nil once `limit` (if any) has passed on `clock`, or the waiting
+    /// task is cancelled, before it finished. `task` runs on either way: others may be waiting
+    /// for it too (`value` alone would ignore the waiter's cancellation, and a caller waiting
+    /// for a shared refresh would hold up a closing connection or a stopping daemon).
     static func result<Success: Sendable>(
         of task: Task<Success, any Error>,
-        within limit: Duration,
+        within limit: Duration?,
         clock: any SessionClock
     ) async -> Result<Success, any Error>? {
         let first = FirstOf<Result<Success, any Error>?>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 first.install(continuation)
-                let timer = Task {
-                    try? await clock.sleep(for: limit)
-                    first.resume(with: nil)
+                let timer = limit.map { limit in
+                    Task {
+                        try? await clock.sleep(for: limit)
+                        first.resume(with: nil)
+                    }
                 }
                 Task {
                     let outcome = await task.result
                     first.resume(with: outcome)
-                    timer.cancel()
+                    timer?.cancel()
                 }
             }
         } onCancel: {

@@ -54,6 +54,9 @@ public enum ConfigurationFile {
                             value,
                             key: "daemon.providers_directory"
                         )
+                    case "shutdown_timeout":
+                        let seconds = try reader.integer(value, key: "daemon.shutdown_timeout", in: 0...300)
+                        configuration.shutdownTimeout = .seconds(seconds)
                     default: return false
                     }
                     return true

@@ -33,6 +33,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var onDamagedStore: EncryptedStore.DamagePolicy
     /// Where `providers.d/*.toml` are read from.
     public var providersDirectory: String
+    /// How long stopping may take: calls being answered get this long to finish, then whatever
+    /// is still open is closed and the daemon exits.
+    public var shutdownTimeout: Duration
     /// Who besides owners and root may see and use which accounts; reloaded on SIGHUP.
     public var accessPolicy = AccessPolicy()
     /// What one uid may hold at once; reloaded on SIGHUP.
@@ -53,7 +56,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         storeKeyFile: String? = nil,
         allowGeneratedKey: Bool = true,
         onDamagedStore: EncryptedStore.DamagePolicy = .refuse,
-        providersDirectory: String = "/etc/sesame/providers.d"
+        providersDirectory: String = "/etc/sesame/providers.d",
+        shutdownTimeout: Duration = .seconds(5)
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -69,6 +73,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.allowGeneratedKey = allowGeneratedKey
         self.onDamagedStore = onDamagedStore
         self.providersDirectory = providersDirectory
+        self.shutdownTimeout = shutdownTimeout
     }
 
     /// The built-in defaults: system paths for root, the XDG directories for anyone else, and the

@@ -166,7 +166,15 @@ struct AccountsInterface: VarlinkInterface {
                 )
             }
         } catch let error as ProviderError {
-            context.logger.notice("login failed", metadata: ["provider": "\(request.provider)", "error": "\(error)"])
+            if Task.isCancelled {
+                // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
+                context.logger.info("login abandoned by its caller", metadata: ["provider": "\(request.provider)"])
+            } else {
+                context.logger.notice(
+                    "login failed",
+                    metadata: ["provider": "\(request.provider)", "error": "\(error)"]
+                )
+            }
             throw VarlinkLoginError.provider(error)
         }
     }

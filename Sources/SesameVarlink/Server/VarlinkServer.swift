@@ -44,6 +44,8 @@ public final class VarlinkServer: Sendable {
     private let gate: (any VarlinkConnectionGate)?
     /// Refused connections still open while the peer reads its answer.
     private let lingering = NIOLockedValueBox(0)
+    /// The connections being served and what each is doing.
+    private let connections = OpenConnections()
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
 
@@ -109,29 +111,63 @@ public final class VarlinkServer: Sendable {
         )
     }
 
-    /// Serves connections until the task is cancelled or the listener is closed, then closes every
-    /// connection (a cancelled streaming call simply ends) and removes the socket file it bound.
+    /// Serves connections until `shutdown()` and the calls it lets finish are done, or until the
+    /// task is cancelled, which ends every connection at once; then removes the socket file it bound.
     public func run() async throws {
         defer {
             if let boundSocket { UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity) }
         }
         do {
-            try await listener.executeThenClose { connections in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
+            try await withTaskCancellationHandler {
+                try await listener.executeThenClose { connections in
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await connection in connections {
+                            group.addTask { await self.serve(connection) }
+                        }
+                        // The listener closed (`shutdown()` closes it): the connections still
+                        // open drain, and the group waits for them.
+                        _ = self.connections.drain()
                     }
-                    group.cancelAll()
                 }
+            } onCancel: {
+                self.cutOff()
             }
         } catch is CancellationError {
-            // Being cancelled is how a server is told to stop; it is not a failure.
+            // Being cancelled is how a server is told to stop now; it is not a failure.
         }
     }
 
-    /// Stops accepting connections; `run()` then returns once open connections are done.
-    public func close() async {
-        try? await listener.channel.close()
+    /// Stops gracefully: no new connection is accepted and no new call started; idle connections,
+    /// including any with half a call in them, are closed and streaming calls are cancelled at
+    /// once; calls being answered may finish, then their connections close and `run()` returns.
+    /// Cancelling `run()` bounds the wait: whatever is still open then is closed.
+    public func shutdown() {
+        let drained = connections.drain()
+        logger.info(
+            "stopping: no new connections or calls",
+            metadata: [
+                "idle_closed": "\(drained.idle)",
+                "streaming_cancelled": "\(drained.streaming)",
+                "calls_finishing": "\(drained.answering)",
+            ]
+        )
+        listener.channel.close(promise: nil)
+    }
+
+    /// Ends every open connection at once; says what was cut off.
+    private func cutOff() {
+        listener.channel.close(promise: nil)
+        let open = connections.closeAll()
+        guard !open.isEmpty else { return }
+        let calls = open.compactMap { $0 }
+        logger.notice(
+            "closed connections that had not finished",
+            metadata: [
+                "connections": "\(open.count)",
+                "idle": "\(open.count - calls.count)",
+                "calls": "\(calls.sorted().joined(separator: ","))",
+            ]
+        )
     }
 
     private static func initializeConnection(_ channel: Channel, maximumMessageSize: Int) -> EventLoopFuture<Connection>
@@ -171,6 +207,11 @@ public final class VarlinkServer: Sendable {
             return
         }
         defer { gate?.release(connection.peer) }
+        guard let id = connections.register(channel) else {
+            logger.debug("connection closed: the server is stopping")
+            return
+        }
+        defer { connections.remove(id) }
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             asyncChannel = try await Self.wrap(channel)
@@ -179,17 +220,15 @@ public final class VarlinkServer: Sendable {
             channel.close(promise: nil)
             return
         }
-        // While a streaming call runs, nothing reads the socket, so the peer hanging up is seen
-        // through the channel closing, which cancels that call.
-        let streamingCall = NIOLockedValueBox<Task<Void, any Error>?>(nil)
-        channel.closeFuture.whenComplete { _ in streamingCall.withLockedValue { $0?.cancel() } }
+        let connections = self.connections
+        channel.closeFuture.whenComplete { _ in connections.cancelStreaming(id) }
         do {
             try await asyncChannel.executeThenClose { inbound, outbound in
                 try await answerCalls(
                     inbound,
                     outbound,
                     channel: channel,
-                    streamingCall: streamingCall,
+                    id: id,
                     peer: connection.peer,
                     logger: logger
                 )
@@ -233,11 +272,13 @@ public final class VarlinkServer: Sendable {
 
     private static let maximumLingering = 64
 
+    /// Answers the connection's calls in order until the peer leaves or the server stops: a
+    /// stopping server starts no new call, and ends the connection once the current one is done.
     private func answerCalls(
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
         _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
         channel: any Channel,
-        streamingCall: NIOLockedValueBox<Task<Void, any Error>?>,
+        id: OpenConnections.ID,
         peer: PeerCredentials,
         logger: Logger
     ) async throws {
@@ -251,19 +292,21 @@ public final class VarlinkServer: Sendable {
                     try await outbound.write(error.frame())
                     return
                 }
+                guard connections.begin(id, method: call.method) else { return }
                 guard call.more else {
                     try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                    guard connections.end(id) else { return }
                     continue
                 }
                 let task = Task { try await self.answer(call, outbound: outbound, peer: peer, logger: logger) }
-                streamingCall.withLockedValue { $0 = task }
+                connections.stream(id, method: call.method, task: task)
                 if !channel.isActive { task.cancel() }
-                defer { streamingCall.withLockedValue { $0 = nil } }
                 try await withTaskCancellationHandler {
                     try await task.value
                 } onCancel: {
                     task.cancel()
                 }
+                guard connections.end(id) else { return }
             }
         } catch VarlinkFramingError.messageTooLarge(let limit) {
             logger.notice("closing connection after a message over the size limit", metadata: ["limit": "\(limit)"])

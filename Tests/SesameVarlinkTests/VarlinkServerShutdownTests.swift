@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import SesameVarlink
+
+/// An interface whose `Wait` is answered only once the test opens the gate, and whose `Watch`
+/// streams one reply and then waits (an hour) until it is cancelled.
+private struct GatedInterface: VarlinkInterface {
+    let name = "org.example.gated"
+    let interfaceDescription = """
+        interface org.example.gated
+        method Wait() -> (done: bool)
+        method Watch() -> (n: int)
+
+        """
+    let entered: AsyncStream<Void>.Continuation
+    let gate: AsyncStream<Void>
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        switch call.methodName {
+        case "Wait":
+            entered.yield()
+            for await _ in gate { break }
+            return try VarlinkReply(["done": true])
+        case "Watch":
+            try await context.send(VarlinkReply(["n": 1]))
+            try await Task.sleep(for: .seconds(3600))
+            return try VarlinkReply(["n": 2])
+        default:
+            throw VarlinkError.methodNotFound(call.method)
+        }
+    }
+}
+
+@Suite struct VarlinkServerShutdownTests {
+    @Test func shutdownLetsTheCallBeingAnsweredFinishAndEndsEverythingElse() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
+        let path = directory.appendingPathComponent("test.socket").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        let server = try await VarlinkServer.bind(
+            .path(path, mode: 0o600),
+            configuration: .init(info: .init(vendor: "Test", product: "test", version: "1", url: "")),
+            interfaces: [GatedInterface(entered: enteredContinuation, gate: gate)],
+            logger: Logger(label: "test")
+        )
+        let running = Task { try await server.run() }
+
+        let idle = try await VarlinkClient.connect(unixSocketPath: path)
+        _ = try await idle.call("org.varlink.service.GetInfo")
+        let watcher = try await VarlinkClient.connect(unixSocketPath: path)
+        var watching = try await watcher.stream("org.example.gated.Watch").makeAsyncIterator()
+        #expect(try await watching.next()?.parameters["n"] == 1)
+        let busy = try await VarlinkClient.connect(unixSocketPath: path)
+        let answer = Task { try await busy.call("org.example.gated.Wait") }
+        for await _ in entered { break }
+
+        server.shutdown()
+        // The stream ends and the idle connection is closed, while the call being answered goes on.
+        while let _ = try? await watching.next() {}
+        await #expect(throws: VarlinkClientError.connectionClosed) {
+            try await idle.call("org.varlink.service.GetInfo")
+        }
+        opening.yield()
+        #expect(try await answer.value.parameters["done"] == true)
+        try await running.value
+        #expect(!FileManager.default.fileExists(atPath: path), "the socket is gone once the server stopped")
+        await #expect(throws: VarlinkClientError.connectionClosed) {
+            try await busy.call("org.varlink.service.GetInfo")
+        }
+        for client in [idle, watcher, busy] { await client.close() }
+    }
+}
