@@ -60,9 +60,11 @@ extension SessionEngine {
     /// Refreshes the account now (joining a refresh already in flight) and returns the new tokens.
     /// A caller that is cancelled stops waiting; the refresh goes on for the others.
     public func refresh(_ id: String) async throws(SessionError) -> TokenSet {
-        let task = try refreshTask(for: id)
-        let outcome = await TaskDeadline.result(of: task, within: nil, clock: clock)
-        return try Self.unwrap(outcome ?? .failure(CancellationError()), account: id)
+        // Without a limit the wait ends early only when the caller is cancelled, which throws.
+        guard let tokens = try await refresh(id, waitingAtMost: nil) else {
+            throw .refreshFailed(account: id, reason: "cancelled")
+        }
+        return tokens
     }
 
     /// Refreshes the account now (joining a refresh already in flight), waiting at most
