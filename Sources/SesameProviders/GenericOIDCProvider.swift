@@ -17,29 +17,10 @@ public final class GenericOIDCProvider: ProviderAdapter {
         self.discovery = Discovery(configuration: configuration, http: http)
     }
 
-    public var name: String { configuration.name }
-
-    public var defaultFlow: ProviderConfiguration.Flow { configuration.flow }
-
-    public var capabilities: ProviderCapabilities {
-        let explicit = configuration.endpoints
-        let discovering = discovery.discovers
-        return ProviderCapabilities(
-            deviceFlow: discovering || explicit.deviceAuthorizationEndpoint != nil,
-            authorizationCodeFlow: discovering || explicit.authorizationEndpoint != nil,
-            revocation: discovering || explicit.revocationEndpoint != nil
-        )
-    }
-
     // MARK: Device flow (RFC 8628)
 
     public func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
-        let endpoint = try await endpoint(
-            \.deviceAuthorizationEndpoint,
-            "device_authorization_endpoint",
-            key: "endpoints.device_authorization",
-            for: "the device flow"
-        )
+        let endpoint = try await endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
         let scopes = scopes ?? configuration.scopes
         let response = try await http.postForm(
             endpoint,
@@ -100,12 +81,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
     public func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)
         -> AuthorizationRequest
     {
-        let endpoint = try await endpoint(
-            \.authorizationEndpoint,
-            "authorization_endpoint",
-            key: "endpoints.authorization",
-            for: "a browser login"
-        )
+        let endpoint = try await endpoint(.authorizationEndpoint, for: "a browser login")
         guard var url = URLComponents(string: endpoint) else {
             throw .invalidResponse("the authorization endpoint is not a URL")
         }
@@ -158,12 +134,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
     // MARK: Revocation (RFC 7009)
 
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
-        let endpoint = try await endpoint(
-            \.revocationEndpoint,
-            "revocation_endpoint",
-            key: "endpoints.revocation",
-            for: "revoking at the provider"
-        )
+        let endpoint = try await endpoint(.revocationEndpoint, for: "revoking at the provider")
         // The refresh token first: revoking it ends the grant; the access token then stops early.
         let targets = [(tokens.refreshToken, "refresh_token"), (Optional(tokens.accessToken), "access_token")]
         for case let (token?, hint) in targets {
@@ -192,23 +163,12 @@ public final class GenericOIDCProvider: ProviderAdapter {
     }
 
     func tokenEndpoint() async throws(ProviderError) -> String {
-        try await endpoint(\.tokenEndpoint, "token_endpoint", key: "endpoints.token", for: "getting tokens")
+        try await endpoint(.tokenEndpoint, for: "getting tokens")
     }
 
     /// One endpoint, or an error naming what is missing and which key supplies it.
-    func endpoint(
-        _ path: KeyPath<OAuthEndpoints, String?>,
-        _ discoveryName: String,
-        key: String,
-        for purpose: String
-    ) async throws(ProviderError) -> String {
-        try await discovery.endpoints().require(
-            path,
-            discoveryName: discoveryName,
-            key: key,
-            for: purpose,
-            discovered: discovery.discovers
-        )
+    func endpoint(_ name: OAuthEndpoints.CodingKeys, for purpose: String) async throws(ProviderError) -> String {
+        try await discovery.endpoints().require(name, for: purpose, discovered: discovery.discovers)
     }
 
     private static func randomToken() -> String {

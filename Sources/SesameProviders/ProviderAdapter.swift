@@ -5,12 +5,6 @@ import SesameCore
 /// revokes them and calls nothing else (no business APIs). Every call is async; no callback
 /// crosses a module boundary.
 public protocol ProviderAdapter: TokenRefresher {
-    /// The configured name, e.g. `google`.
-    var name: String { get }
-    /// What this provider can do.
-    var capabilities: ProviderCapabilities { get }
-    /// The flow a login uses when the caller does not choose.
-    var defaultFlow: ProviderConfiguration.Flow { get }
     /// Starts a device authorization (RFC 8628): the code and where the person enters it.
     func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization
     /// Polls until the person approved or denied the device login, or it expired.
@@ -31,21 +25,11 @@ public protocol ProviderAdapter: TokenRefresher {
     var configuration: ProviderConfiguration { get }
 }
 
-/// What a provider supports.
-public struct ProviderCapabilities: Sendable, Hashable {
-    /// Device authorization grant.
-    public var deviceFlow: Bool
-    /// Authorization code with PKCE and a loopback redirect.
-    public var authorizationCodeFlow: Bool
-    /// Token revocation.
-    public var revocation: Bool
-
-    /// Creates a capability set.
-    public init(deviceFlow: Bool, authorizationCodeFlow: Bool, revocation: Bool) {
-        self.deviceFlow = deviceFlow
-        self.authorizationCodeFlow = authorizationCodeFlow
-        self.revocation = revocation
-    }
+extension ProviderAdapter {
+    /// The configured name, e.g. `google`.
+    public var name: String { configuration.name }
+    /// The flow a login uses when the caller does not choose.
+    public var defaultFlow: ProviderConfiguration.Flow { configuration.flow }
 }
 
 /// A device login in progress: what to show the person, and what to poll with.

@@ -131,20 +131,26 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
 }
 
 extension OAuthEndpoints {
-    /// One endpoint the provider must have for what is being done, or an error that says
-    /// where it was looked for and which provider-file key supplies it.
-    func require(
-        _ endpoint: KeyPath<OAuthEndpoints, String?>,
-        discoveryName: String,
-        key: String,
-        for purpose: String,
-        discovered: Bool
-    ) throws(ProviderError) -> String {
-        if let url = self[keyPath: endpoint] { return url }
+    /// The endpoint `name` (as discovery calls it), or an error that says where it was looked
+    /// for and which provider-file key supplies it.
+    func require(_ name: CodingKeys, for purpose: String, discovered: Bool) throws(ProviderError) -> String {
+        let (url, fileKey): (String?, String) =
+            switch name {
+            case .tokenEndpoint: (tokenEndpoint, "token")
+            case .deviceAuthorizationEndpoint: (deviceAuthorizationEndpoint, "device_authorization")
+            case .authorizationEndpoint: (authorizationEndpoint, "authorization")
+            case .revocationEndpoint: (revocationEndpoint, "revocation")
+            case .jwksURI: (jwksURI, "jwks")
+            case .userinfoEndpoint: (userinfoEndpoint, "userinfo")
+            case .issuer: (issuer, "issuer")
+            }
+        if let url { return url }
         let looked =
             discovered
-            ? "the provider's discovery document lists no \(discoveryName)"
+            ? "the provider's discovery document lists no \(name.stringValue)"
             : "the provider file names no issuer to discover it from"
-        throw .misconfigured("\(purpose) needs the \(discoveryName), and \(looked); set \(key) in the provider file")
+        throw .misconfigured(
+            "\(purpose) needs the \(name.stringValue), and \(looked); set endpoints.\(fileKey) in the provider file"
+        )
     }
 }
