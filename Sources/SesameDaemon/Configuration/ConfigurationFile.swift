@@ -213,8 +213,9 @@ public enum ConfigurationFile {
     private static let maximumSize = 1 << 20
 }
 
-/// Type and range checks for single values, each naming the key in its error.
-private struct Reader {
+/// Type and range checks for single values, each naming the key in its error; provider files
+/// use them too.
+struct Reader {
     let path: String
 
     func unknownOrScalar(_ key: String) -> ConfigurationError {

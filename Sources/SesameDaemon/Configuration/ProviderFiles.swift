@@ -80,13 +80,11 @@ enum ProviderFiles {
         }
         let issuer = try string("issuer")
         if let issuer { try checkURL(issuer, path: path, key: "issuer") }
-        var discovery = true
-        if let value = table["discovery"] {
-            guard let flag = value.bool else {
-                throw .wrongType(path: path, key: "discovery", expected: "true or false")
-            }
-            discovery = flag
-        }
+        let reader = Reader(path: path)
+        let discovery =
+            try table["discovery"].map { value throws(ConfigurationError) in
+                try reader.bool(value, key: "discovery")
+            } ?? true
         guard (issuer != nil && discovery) || endpoints.tokenEndpoint != nil else {
             throw .invalidValue(
                 path: path,
@@ -109,9 +107,13 @@ enum ProviderFiles {
             }
             flow = parsed
         }
-        let timeout = try seconds(table, "timeout", path: path, range: 1...300) ?? .seconds(10)
-        let tokenTimeout =
-            try seconds(table, "token_timeout", path: path, range: 1...600) ?? max(timeout, .seconds(120))
+        func seconds(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Duration? {
+            try table[key].map { value throws(ConfigurationError) in
+                .seconds(try reader.integer(value, key: key, in: range))
+            }
+        }
+        let timeout = try seconds("timeout", in: 1...300) ?? .seconds(10)
+        let tokenTimeout = try seconds("token_timeout", in: 1...600) ?? max(timeout, .seconds(120))
         guard tokenTimeout >= timeout else {
             throw .invalidValue(path: path, key: "token_timeout", reason: "must not be shorter than timeout")
         }
@@ -134,21 +136,6 @@ enum ProviderFiles {
             requestTimeout: timeout,
             tokenRequestTimeout: tokenTimeout
         )
-    }
-
-    /// A whole number of seconds in `range`, or nil when `key` is absent.
-    private static func seconds(_ table: TOMLTable, _ key: String, path: String, range: ClosedRange<Int>)
-        throws(ConfigurationError) -> Duration?
-    {
-        guard let value = table[key] else { return nil }
-        guard let seconds = value.int, range.contains(seconds) else {
-            throw .invalidValue(
-                path: path,
-                key: key,
-                reason: "must be an integer from \(range.lowerBound) to \(range.upperBound) (seconds)"
-            )
-        }
-        return .seconds(seconds)
     }
 
     /// TLS is required, except on the loopback interface, where a local test or development

@@ -17,8 +17,8 @@ final class Providers: TokenRefresher {
 
     private let configured: Mutex<[String: Configured]>
     /// Clients of replaced providers: logins under way may still use them, so they are shut down
-    /// only when the daemon stops.
-    private let retired = RetiredClients()
+    /// only after `retirement`, or when the daemon stops.
+    private let retired = Mutex<[HTTPClient]>([])
     private let logger: Logger
 
     init(_ configurations: [ProviderConfiguration], logger: Logger) {
@@ -104,9 +104,9 @@ final class Providers: TokenRefresher {
     private func retire(_ clients: [HTTPClient]) {
         guard !clients.isEmpty else { return }
         retired.withLock { $0 += clients }
-        Task { [retired] in
+        Task {
             try? await Task.sleep(for: Self.retirement)
-            let due = retired.withLock { current in
+            let due = self.retired.withLock { current in
                 let due = current.filter { client in clients.contains { $0 === client } }
                 current.removeAll { client in clients.contains { $0 === client } }
                 return due
@@ -147,14 +147,5 @@ final class Providers: TokenRefresher {
     func shutdown() async {
         let clients = configured.withLock { $0.values.map(\.client) } + retired.withLock { $0 }
         for client in clients { try? await client.shutdown() }
-    }
-}
-
-/// HTTP clients of replaced providers, until they are shut down.
-private final class RetiredClients: Sendable {
-    private let clients = Mutex<[HTTPClient]>([])
-
-    func withLock<Result>(_ body: (inout [HTTPClient]) -> Result) -> Result {
-        clients.withLock { body(&$0) }
     }
 }

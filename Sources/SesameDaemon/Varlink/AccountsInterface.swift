@@ -73,10 +73,7 @@ struct AccountsInterface: VarlinkInterface {
             do {
                 login = try await pending.adapter.finishAuthorizationCodeLogin(pending.request, code: request.code)
             } catch {
-                context.logger.notice(
-                    "login failed",
-                    metadata: ["provider": "\(pending.provider)", "error": "\(error)"]
-                )
+                Self.log(error, ofLoginWith: pending.provider, context: context)
                 throw VarlinkLoginError.provider(error)
             }
             return try await accountReply(
@@ -166,16 +163,18 @@ struct AccountsInterface: VarlinkInterface {
                 )
             }
         } catch let error as ProviderError {
-            if Task.isCancelled {
-                // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
-                context.logger.info("login abandoned by its caller", metadata: ["provider": "\(request.provider)"])
-            } else {
-                context.logger.notice(
-                    "login failed",
-                    metadata: ["provider": "\(request.provider)", "error": "\(error)"]
-                )
-            }
+            Self.log(error, ofLoginWith: request.provider, context: context)
             throw VarlinkLoginError.provider(error)
+        }
+    }
+
+    /// Logs how a login ended at the provider, or that its caller gave up on it.
+    private static func log(_ error: ProviderError, ofLoginWith provider: String, context: VarlinkCallContext) {
+        if Task.isCancelled {
+            // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
+            context.logger.info("login abandoned by its caller", metadata: ["provider": "\(provider)"])
+        } else {
+            context.logger.notice("login failed", metadata: ["provider": "\(provider)", "error": "\(error)"])
         }
     }
 
