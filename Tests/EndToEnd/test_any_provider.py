@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import Daemon, RawConnection
+from harness import Daemon, RawConnection, running
 from idp_harness import IdentityProvider
 from test_oauth import SCOPES, Events, call, device_login, get_token, import_from_idp, state_of, subject_of
 
@@ -60,13 +60,10 @@ def daemon(tmp_path, idp):
         f'[daemon]\nproviders_directory = "{tmp_path / "providers.d"}"\n'
         "[sessions]\nrefresh_margin = 3600\nrefresh_ahead = false\n[store]\nallow_generated_key = true\n"
     )
-    instance = Daemon(tmp_path, config=config)
     try:
-        instance.wait_ready()
-        yield instance
-        assert instance.stop() == 0, instance.log()
+        with running(Daemon(tmp_path, config=config)) as instance:
+            yield instance
     finally:
-        instance.kill()
         idp.reset_settings()
 
 

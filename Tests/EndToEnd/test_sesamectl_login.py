@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon
+from harness import SESAMECTL, Daemon, running
 from idp_harness import IdentityProvider
 from test_oauth import SCOPES, Events, start_daemon
 
@@ -26,12 +26,8 @@ def daemon(tmp_path, idp):
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
         f'scopes = {json.dumps(SCOPES)}\nflow = "authorization_code"\n'
     )
-    instance = start_daemon(tmp_path, idp)
-    try:
+    with running(start_daemon(tmp_path, idp)) as instance:
         yield instance
-        assert instance.stop() == 0, instance.log()
-    finally:
-        instance.kill()
 
 
 def login(daemon: Daemon, *args) -> subprocess.Popen:
