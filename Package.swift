@@ -115,10 +115,19 @@ let package = Package(
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
         .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameCore"]),
         .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
-        .testTarget(name: "SesameProvidersTests", dependencies: ["SesameProviders"]),
+        .testTarget(
+            name: "SesameProvidersTests",
+            dependencies: [
+                "SesameProviders", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
         .testTarget(
             name: "SesameDaemonTests",
-            dependencies: ["SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders"]
+            dependencies: [
+                "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -94,7 +94,7 @@ public struct DeviceVerification: Sendable, Decodable, Hashable {
 }
 
 /// The ways sesamed can log an account in.
-public enum LoginFlow: String, Sendable, Hashable, CaseIterable {
+public enum LoginFlow: String, Sendable, Hashable, CaseIterable, Decodable {
     /// The device flow (RFC 8628): the person enters a code on any device.
     case device
     /// Authorization code with PKCE, redirected to a loopback address the caller listens on.
@@ -138,6 +138,59 @@ public struct LogoutResult: Sendable, Decodable, Hashable {
     public var revokedRemotely: Bool?
     /// Why the grant was not revoked at the provider, when the daemon says.
     public var notRevokedReason: String?
+}
+
+/// A configured provider, and how its accounts log in.
+public struct ProviderInfo: Sendable, Decodable, Hashable {
+    /// The provider's name, e.g. `google`.
+    public var name: String
+    /// The adapter: oidc, kakao, naver, google or apple.
+    public var type: String
+    /// The flows `login` offers; empty when accounts arrive only by handover (Apple).
+    public var flows: [LoginFlow]
+    /// The flow `login` uses when none is named.
+    public var defaultFlow: LoginFlow?
+    /// The one loopback redirect registered at the provider, when it accepts no other.
+    public var redirectURI: String?
+    /// Why `login` is not offered, when `flows` is empty.
+    public var loginUnavailable: String?
+
+    enum CodingKeys: String, CodingKey {
+        case name, type, flows, defaultFlow, loginUnavailable
+        case redirectURI = "redirectUri"
+    }
+}
+
+/// An authorization code an app or web page obtained, with what its request was bound to.
+public struct HandedOverCode: Sendable, Hashable, CustomStringConvertible {
+    /// The single-use code.
+    public var code: String
+    /// The authorization request's redirect URI, when it named one.
+    public var redirectURI: String?
+    /// The PKCE verifier, when the app used PKCE.
+    public var codeVerifier: String?
+    /// The authorization request's state (Naver wants it again).
+    public var state: String?
+    /// Apple's `user` form field as posted with the code.
+    public var user: String?
+
+    /// Creates a handover.
+    public init(
+        code: String,
+        redirectURI: String? = nil,
+        codeVerifier: String? = nil,
+        state: String? = nil,
+        user: String? = nil
+    ) {
+        self.code = code
+        self.redirectURI = redirectURI
+        self.codeVerifier = codeVerifier
+        self.state = state
+        self.user = user
+    }
+
+    /// Never the code or the verifier.
+    public var description: String { "HandedOverCode(redirectURI: \(redirectURI ?? "-"))" }
 }
 
 /// Where to send the browser for an authorization-code login.

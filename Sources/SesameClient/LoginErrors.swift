@@ -16,6 +16,8 @@ extension SesameError {
             return "the login was not completed in time"
         case "io.sesame.Accounts.ProviderUnavailable":
             return "the provider cannot be reached now\(reason.isEmpty ? "" : " (\(reason))"); try again later"
+        case "io.sesame.Accounts.LoginUnsupported":
+            return reason.isEmpty ? "this provider cannot log in that way" : reason
         case "io.sesame.Accounts.ProviderFailed":
             return reason.isEmpty ? "the provider failed" : reason
         default:

@@ -123,6 +123,25 @@ public struct SesameClient: Sendable {
             .decode(AccountReply.self).account
     }
 
+    /// The configured providers, and how their accounts log in.
+    public func providers() async throws -> [ProviderInfo] {
+        struct Reply: Decodable { var providers: [ProviderInfo] }
+        return try await call("io.sesame.Accounts.ListProviders").decode(Reply.self).providers
+    }
+
+    /// Redeems an authorization code an app or web page obtained (code handover); returns the
+    /// account, owned by the caller.
+    public func redeemCode(provider: String, _ code: HandedOverCode, displayName: String? = nil) async throws -> Account
+    {
+        var parameters: [String: JSONValue] = ["provider": .string(provider), "code": .string(code.code)]
+        let optional = [
+            ("redirectUri", code.redirectURI), ("codeVerifier", code.codeVerifier), ("state", code.state),
+            ("user", code.user), ("displayName", displayName),
+        ]
+        for case let (name, value?) in optional { parameters[name] = .string(value) }
+        return try await call("io.sesame.Accounts.RedeemCode", parameters).decode(AccountReply.self).account
+    }
+
     /// Refreshes the account's tokens now.
     public func refresh(_ account: String) async throws -> Account {
         try await call("io.sesame.Accounts.Refresh", ["account": .string(account)]).decode(AccountReply.self).account

@@ -8,11 +8,16 @@ extension GenericOIDCProvider {
     /// provider just issued is revoked rather than left valid with nobody holding it.
     func login(_ body: TokenResponse, scopes: [String], nonce: String?) async throws(ProviderError) -> ProviderLogin {
         let tokens = body.tokenSet(now: Date(), requestedScopes: scopes)
-        do {
-            let (subject, displayName) = try await identify(body, nonce: nonce)
-            // A name to show people, from the provider: never control characters, never megabytes.
-            let shown = displayName.map { ProviderText.sanitized($0.precomposedStringWithCanonicalMapping, limit: 200) }
-            return ProviderLogin(tokens: tokens, subject: subject, displayName: shown)
+        do throws(ProviderError) {
+            let identity = try await identify(body, nonce: nonce)
+            guard !identity.subject.isEmpty, identity.subject.utf8.count <= 255 else {
+                throw ProviderError.invalidResponse("the provider named the person with an empty or oversized subject")
+            }
+            return ProviderLogin(
+                tokens: tokens,
+                subject: identity.subject,
+                displayName: identity.displayName.map(Self.shown)
+            )
         } catch {
             try? await revoke(tokens)
             throw error
@@ -22,11 +27,15 @@ extension GenericOIDCProvider {
     /// The person a token response is about. An ID token is checked when the provider's keys
     /// are known; without one (the device grant has none, RFC 8628 §3.5; nor has a login that
     /// was not granted `openid`) the userinfo endpoint says (OpenID Connect Core §5.3).
-    private func identify(_ body: TokenResponse, nonce: String?) async throws(ProviderError) -> (String, String?) {
+    func identify(_ body: TokenResponse, nonce: String?) async throws(ProviderError) -> ProviderIdentity {
         if let idToken = body.idToken, let validator = try await discovery.validatorIfConfigured() {
             let claims = try await validator.validate(idToken, nonce: nonce)
-            return (claims.subject.value, claims.name ?? claims.preferredUsername ?? claims.email)
+            return ProviderIdentity(
+                subject: claims.subject.value,
+                displayName: claims.name ?? claims.preferredUsername ?? claims.nickname ?? claims.email
+            )
         }
+        if let profile { return try await profile(body.accessToken) }
         guard let userinfo = try await discovery.endpoints().userinfoEndpoint else {
             let why =
                 body.idToken == nil
@@ -41,7 +50,7 @@ extension GenericOIDCProvider {
     }
 
     /// Asks the userinfo endpoint who the access token belongs to (OpenID Connect Core §5.3).
-    private func userinfo(_ endpoint: String, accessToken: String) async throws(ProviderError) -> (String, String?) {
+    private func userinfo(_ endpoint: String, accessToken: String) async throws(ProviderError) -> ProviderIdentity {
         let response = try await http.get(endpoint, bearer: accessToken)
         if response.status.code == 200,
             response.headers.first(name: "Content-Type")?.lowercased().hasPrefix("application/jwt") == true
@@ -53,10 +62,24 @@ extension GenericOIDCProvider {
         let claims = try OAuthHTTP.classify(response, as: UserinfoClaims.self)
         // §5.3.2: `sub` is required.
         guard !claims.sub.isEmpty else { throw .invalidResponse("the userinfo answer has an empty sub") }
-        return (claims.sub, claims.name ?? claims.preferredUsername ?? claims.email)
+        return ProviderIdentity(
+            subject: claims.sub,
+            displayName: claims.name ?? claims.preferredUsername ?? claims.email
+        )
     }
 
-    public func verifyHandedOver(idToken: String, subject: String) async throws(ProviderError) {
+    /// A name to show people, from the provider: never control characters, never megabytes.
+    static func shown(_ name: String) -> String {
+        ProviderText.sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
+    }
+
+    public func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {
+        guard let idToken = tokens.idToken else { return }
+        try await verifyHandedOver(idToken: idToken, subject: subject)
+    }
+
+    /// Checks a handed-over ID token: the provider's, for this client, about `subject`.
+    func verifyHandedOver(idToken: String, subject: String) async throws(ProviderError) {
         let claims = try await discovery.validator().validate(idToken, nonce: nil, checkExpiry: false)
         guard claims.subject.value == subject else {
             throw .invalidResponse("the ID token is about another subject than the one given")
@@ -69,16 +92,17 @@ extension GenericOIDCProvider {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
-            let response = try await http.postForm(
-                try await tokenEndpoint(),
-                clientFields + [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
-                basicAuth: basicAuth,
-                timeout: configuration.tokenRequestTimeout
-            )
-            body = try OAuthHTTP.classify(response, as: TokenResponse.self)
+            body = try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
         } catch {
             throw error.refreshFailure
         }
+        return try await refreshed(body, account: account, tokens: tokens)
+    }
+
+    /// The tokens a refresh answer carries, once its ID token, if any, checks out (OpenID
+    /// Connect Core §12.2). A refresh token the answer leaves out stays the old one (RFC 6749 §6).
+    func refreshed(_ body: TokenResponse, account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+        let refreshToken = tokens.refreshToken
         var fresh = body.tokenSet(now: Date(), requestedScopes: tokens.scopes)
         guard let idToken = body.idToken else { return fresh }
         do throws(ProviderError) {

@@ -4,17 +4,33 @@ import Foundation
 import SesameCore
 
 /// Any OpenID Connect provider, or plain OAuth 2.0 server with a userinfo endpoint, configured
-/// by issuer (discovery) or explicit endpoints.
+/// by issuer (discovery) or explicit endpoints. The provider-specific adapters build on it for
+/// what their providers do by the standards.
 public final class GenericOIDCProvider: ProviderAdapter {
     public let configuration: ProviderConfiguration
     let http: OAuthHTTP
     let discovery: Discovery
+    let credentials: ClientCredentials
+    /// Who an access token belongs to, for providers with their own profile API instead of
+    /// OpenID Connect userinfo; nil means userinfo.
+    let profile: ProfileLookup?
 
     /// Creates the provider; `client` must outlive it.
-    public init(configuration: ProviderConfiguration, client: HTTPClient) {
+    public convenience init(configuration: ProviderConfiguration, client: HTTPClient) {
+        self.init(configuration: configuration, client: client, credentials: .standard(configuration))
+    }
+
+    init(
+        configuration: ProviderConfiguration,
+        client: HTTPClient,
+        credentials: ClientCredentials,
+        profile: ProfileLookup? = nil
+    ) {
         self.configuration = configuration
         self.http = OAuthHTTP(client: client, timeout: configuration.requestTimeout, caFile: configuration.caFile)
         self.discovery = Discovery(configuration: configuration, http: http)
+        self.credentials = credentials
+        self.profile = profile
     }
 
     // MARK: Device flow (RFC 8628)
@@ -22,11 +38,8 @@ public final class GenericOIDCProvider: ProviderAdapter {
     public func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
         let endpoint = try await endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
         let scopes = scopes ?? configuration.scopes
-        let response = try await http.postForm(
-            endpoint,
-            clientFields + [("scope", scopes.joined(separator: " "))],
-            basicAuth: basicAuth
-        )
+        // RFC 8628 §3.1: the client authenticates as at the token endpoint.
+        let response = try await post(endpoint, [("scope", scopes.joined(separator: " "))])
         let body = try OAuthHTTP.classify(response, as: DeviceAuthorizationResponse.self)
         // Shown on someone's terminal: the provider's text, escaped and capped.
         return DeviceAuthorization(
@@ -50,18 +63,12 @@ public final class GenericOIDCProvider: ProviderAdapter {
                 throw .expired
             }
             guard Date() < authorization.expiresAt else { throw .expired }
-            let fields =
-                clientFields + [
-                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-                    ("device_code", authorization.deviceCode),
-                ]
+            let fields = [
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("device_code", authorization.deviceCode),
+            ]
             do {
-                let response = try await http.postForm(
-                    tokenEndpoint,
-                    fields,
-                    basicAuth: basicAuth,
-                    timeout: configuration.tokenRequestTimeout
-                )
+                let response = try await post(tokenEndpoint, fields, timeout: configuration.tokenRequestTimeout)
                 let tokens = try OAuthHTTP.classify(response, as: TokenResponse.self)
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
@@ -82,53 +89,75 @@ public final class GenericOIDCProvider: ProviderAdapter {
         -> AuthorizationRequest
     {
         let endpoint = try await endpoint(.authorizationEndpoint, for: "a browser login")
+        let scopes = scopes ?? configuration.scopes
+        // An ID token, and so a nonce to bind it to, comes only with `openid` (OIDC Core §3.1.2.1).
+        return try authorizationRequest(
+            endpoint,
+            redirectURI: redirectURI,
+            scopes: scopes,
+            pkce: true,
+            nonce: scopes.contains("openid") || configuration.kind == .oidc
+        )
+    }
+
+    /// An authorization request (RFC 6749 §4.1.1) with a fresh state, and PKCE (RFC 7636 §4.3)
+    /// and a nonce when asked for, plus the file's `authorization_parameters`.
+    func authorizationRequest(_ endpoint: String, redirectURI: String, scopes: [String], pkce: Bool, nonce: Bool)
+        throws(ProviderError) -> AuthorizationRequest
+    {
         guard var url = URLComponents(string: endpoint) else {
             throw .invalidResponse("the authorization endpoint is not a URL")
         }
-        let state = Self.randomToken()
-        let verifier = Self.randomToken()
-        let nonce = Self.randomToken()
-        let challenge = Data(SHA256.hash(data: Data(verifier.utf8))).base64URLEncoded
-        url.queryItems =
-            (url.queryItems ?? []) + [
-                URLQueryItem(name: "response_type", value: "code"),
-                URLQueryItem(name: "client_id", value: configuration.clientID),
-                URLQueryItem(name: "redirect_uri", value: redirectURI),
-                URLQueryItem(name: "scope", value: (scopes ?? configuration.scopes).joined(separator: " ")),
-                URLQueryItem(name: "state", value: state),
-                URLQueryItem(name: "nonce", value: nonce),
-                URLQueryItem(name: "code_challenge", value: challenge),
-                URLQueryItem(name: "code_challenge_method", value: "S256"),
-            ]
-        guard let text = url.string else { throw .invalidResponse("the authorization endpoint is not a URL") }
-        return AuthorizationRequest(
-            url: text,
-            state: state,
+        let request = AuthorizationRequest(
+            url: "",
+            state: Self.randomToken(),
             redirectURI: redirectURI,
-            codeVerifier: verifier,
-            nonce: nonce,
-            scopes: scopes ?? configuration.scopes
+            codeVerifier: pkce ? Self.randomToken() : "",
+            nonce: nonce ? Self.randomToken() : "",
+            scopes: scopes
         )
+        var items = [
+            URLQueryItem(name: "response_type", value: "code"),
+            URLQueryItem(name: "client_id", value: configuration.clientID),
+            URLQueryItem(name: "redirect_uri", value: redirectURI),
+            URLQueryItem(name: "state", value: request.state),
+        ]
+        if !scopes.isEmpty { items.append(URLQueryItem(name: "scope", value: scopes.joined(separator: " "))) }
+        if nonce { items.append(URLQueryItem(name: "nonce", value: request.nonce)) }
+        if pkce {
+            let challenge = Data(SHA256.hash(data: Data(request.codeVerifier.utf8))).base64URLEncoded
+            items.append(URLQueryItem(name: "code_challenge", value: challenge))
+            items.append(URLQueryItem(name: "code_challenge_method", value: "S256"))
+        }
+        items += configuration.authorizationParameters.sorted { $0.key < $1.key }.map {
+            URLQueryItem(name: $0.key, value: $0.value)
+        }
+        url.queryItems = (url.queryItems ?? []) + items
+        guard let text = url.string else { throw .invalidResponse("the authorization endpoint is not a URL") }
+        var result = request
+        result.url = text
+        return result
     }
 
     public func finishAuthorizationCodeLogin(_ request: AuthorizationRequest, code: String) async throws(ProviderError)
         -> ProviderLogin
     {
-        let fields =
-            clientFields + [
-                ("grant_type", "authorization_code"),
-                ("code", code),
-                ("redirect_uri", request.redirectURI),
-                ("code_verifier", request.codeVerifier),
-            ]
-        let response = try await http.postForm(
-            try await tokenEndpoint(),
-            fields,
-            basicAuth: basicAuth,
-            timeout: configuration.tokenRequestTimeout
-        )
-        let tokens = try OAuthHTTP.classify(response, as: TokenResponse.self)
-        return try await login(tokens, scopes: request.scopes, nonce: request.nonce)
+        var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI)]
+        if !request.codeVerifier.isEmpty { fields.append(("code_verifier", request.codeVerifier)) }
+        let tokens = try await tokenRequest(fields)
+        return try await login(tokens, scopes: request.scopes, nonce: request.nonce.isEmpty ? nil : request.nonce)
+    }
+
+    // MARK: Code handover
+
+    public func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin {
+        // RFC 6749 §4.1.3: redirect_uri is required when the authorization request named one.
+        var fields = [("grant_type", "authorization_code"), ("code", handover.code)]
+        if let redirect = handover.redirectURI { fields.append(("redirect_uri", redirect)) }
+        if let verifier = handover.codeVerifier { fields.append(("code_verifier", verifier)) }
+        let tokens = try await tokenRequest(fields)
+        // The app chose the nonce, if any; the ID token's signature, issuer and audience still count.
+        return try await login(tokens, scopes: configuration.scopes, nonce: nil)
     }
 
     // MARK: Revocation (RFC 7009)
@@ -138,11 +167,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
         // The refresh token first: revoking it ends the grant; the access token then stops early.
         let targets = [(tokens.refreshToken, "refresh_token"), (Optional(tokens.accessToken), "access_token")]
         for case let (token?, hint) in targets {
-            let response = try await http.postForm(
-                endpoint,
-                clientFields + [("token", token), ("token_type_hint", hint)],
-                basicAuth: basicAuth
-            )
+            let response = try await post(endpoint, [("token", token), ("token_type_hint", hint)])
             switch response.status.code {
             case 200..<300: continue
             case 429, 500..<600: throw .transient(reason: "HTTP \(response.status.code)", retryAfter: .seconds(5))
@@ -153,13 +178,28 @@ public final class GenericOIDCProvider: ProviderAdapter {
 
     // MARK: Shared
 
-    /// Public clients name themselves in the form; confidential ones authenticate with HTTP Basic.
-    var clientFields: [(String, String)] {
-        configuration.clientSecret == nil ? [("client_id", configuration.clientID)] : []
+    /// POSTs `fields` with the client's credentials (RFC 6749 §2.3.1).
+    func post(_ url: String, _ fields: [(String, String)], timeout: Duration? = nil) async throws(ProviderError)
+        -> OAuthHTTP.Response
+    {
+        let (credentialFields, basicAuth) = try await credentials.present(clientID: configuration.clientID)
+        let response = try await http.postForm(url, credentialFields + fields, basicAuth: basicAuth, timeout: timeout)
+        // RFC 6749 §5.2: the client's own authentication failed. That is the provider file's to
+        // fix, and logging in again would not help. (Naver says so under HTTP 200, hence any status.)
+        if (try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body))?.error == "invalid_client" {
+            throw .misconfigured(
+                "the provider refused sesamed's client credentials (invalid_client), a configuration problem: "
+                    + credentials.refusalAdvice
+            )
+        }
+        return response
     }
 
-    var basicAuth: (String, String)? {
-        configuration.clientSecret.map { (configuration.clientID, $0) }
+    /// A request to the token endpoint, waiting as long as one may (its answer may be the only
+    /// copy of a grant), and its answer.
+    func tokenRequest(_ fields: [(String, String)]) async throws(ProviderError) -> TokenResponse {
+        let response = try await post(try await tokenEndpoint(), fields, timeout: configuration.tokenRequestTimeout)
+        return try OAuthHTTP.classify(response, as: TokenResponse.self)
     }
 
     func tokenEndpoint() async throws(ProviderError) -> String {
@@ -171,7 +211,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
         try await discovery.endpoints().require(name, for: purpose, discovered: discovery.discovers)
     }
 
-    private static func randomToken() -> String {
+    static func randomToken() -> String {
         Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64URLEncoded
     }
 }

@@ -11,13 +11,15 @@ struct IDTokenClaims: JWTIdentityToken {
     var name: String?
     var email: String?
     var preferredUsername: String?
+    /// OpenID Connect Core §5.1's casual name; Kakao's ID tokens carry it instead of `name`.
+    var nickname: String?
 
     enum CodingKeys: String, CodingKey {
         case issuer = "iss"
         case subject = "sub"
         case audience = "aud"
         case expiration = "exp"
-        case nonce, name, email
+        case nonce, name, email, nickname
         case preferredUsername = "preferred_username"
     }
 

@@ -17,7 +17,7 @@ struct OAuthHTTP: Sendable {
     /// Form fields whose values are secrets: cut out of anything the provider says back.
     static let secretFields: Set<String> = [
         "refresh_token", "code", "code_verifier", "device_code", "token", "client_secret", "client_assertion",
-        "assertion", "password",
+        "assertion", "password", "access_token",
     ]
 
     /// A response body with its status and headers, and the secrets its request carried.
@@ -45,6 +45,7 @@ struct OAuthHTTP: Sendable {
         _ url: String,
         _ fields: [(String, String)],
         basicAuth: (String, String)? = nil,
+        bearer: String? = nil,
         timeout: Duration? = nil
     ) async throws(ProviderError) -> Response {
         var request = HTTPClientRequest(url: url)
@@ -55,11 +56,13 @@ struct OAuthHTTP: Sendable {
             let credentials = Data("\(Self.formEncode(user)):\(Self.formEncode(password))".utf8).base64EncodedString()
             request.headers.add(name: "Authorization", value: "Basic \(credentials)")
         }
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: body))
         var response = try await send(request, timeout: timeout ?? self.timeout)
         response.secrets =
             fields.filter { Self.secretFields.contains($0.0) }.map(\.1) + (basicAuth.map { [$0.1] } ?? [])
+            + (bearer.map { [$0] } ?? [])
         return response
     }
 
@@ -119,22 +122,30 @@ struct OAuthHTTP: Sendable {
             guard let error = try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body) else {
                 throw .invalidResponse("HTTP \(response.status.code) without an OAuth error")
             }
-            switch error.error {
-            case "temporarily_unavailable":
-                throw .transient(reason: error.error, retryAfter: retryAfter(response.headers) ?? .seconds(5))
-            case "access_denied":
-                throw .accessDenied
-            case "expired_token":
-                throw .expired
-            default:
-                // Both are the provider's words, and some providers quote the token they refuse.
-                throw .rejected(
-                    error: ProviderText.errorCode(error.error, redacting: response.secrets),
-                    description: error.errorDescription.map { ProviderText.sanitized($0, redacting: response.secrets) }
-                )
-            }
+            throw Self.error(error, of: response)
         default:
             throw .invalidResponse("unexpected HTTP \(response.status.code)")
+        }
+    }
+
+    /// What an OAuth error answer (RFC 6749 §5.2) means, whatever status it came with.
+    static func error(_ error: OAuthErrorBody, of response: Response) -> ProviderError {
+        switch error.error {
+        case "temporarily_unavailable":
+            return .transient(reason: error.error, retryAfter: retryAfter(response.headers) ?? .seconds(5))
+        case "access_denied":
+            return .accessDenied
+        case "expired_token":
+            return .expired
+        default:
+            // Both are the provider's words, and some providers quote the token they refuse.
+            // Kakao adds its own `error_code` (e.g. KOE322), which says more than `error` does.
+            let code = error.errorCode.map { " [\(ProviderText.errorCode($0, redacting: response.secrets))]" } ?? ""
+            let description = error.errorDescription.map { ProviderText.sanitized($0, redacting: response.secrets) }
+            return .rejected(
+                error: ProviderText.errorCode(error.error, redacting: response.secrets),
+                description: description.map { $0 + code } ?? (code.isEmpty ? nil : String(code.dropFirst()))
+            )
         }
     }
 
@@ -147,10 +158,13 @@ struct OAuthHTTP: Sendable {
 struct OAuthErrorBody: Decodable {
     var error: String
     var errorDescription: String?
+    /// Kakao's own error code, e.g. `KOE322` (Kakao REST API reference, "Error code").
+    var errorCode: String?
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
+        case errorCode = "error_code"
     }
 }
 

@@ -17,10 +17,18 @@ public protocol ProviderAdapter: TokenRefresher {
         -> ProviderLogin
     /// Revokes the grant (RFC 7009): the refresh token, and the access token.
     func revoke(_ tokens: TokenSet) async throws(ProviderError)
-    /// Checks an ID token an app handed over with its tokens: signed by the provider, issued by
-    /// it for this client, and about `subject`. Expiry is not checked: the app may have logged
-    /// in a while ago, and the ID token only says who logged in.
-    func verifyHandedOver(idToken: String, subject: String) async throws(ProviderError)
+    /// Checks tokens an app handed over: an ID token must be signed by the provider, issued by
+    /// it for this client, and about `subject` (expiry is not checked: the app may have logged
+    /// in a while ago, and the ID token only says who logged in). Without one, an adapter whose
+    /// provider can say whose an access token is asks it.
+    func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError)
+    /// Redeems an authorization code an app or web page obtained and handed over (the code
+    /// handover of providers whose redirects cannot reach this machine, such as Apple's).
+    func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin
+    /// The flows `Login` offers; empty when accounts arrive only by handover.
+    var loginFlows: [ProviderConfiguration.Flow] { get }
+    /// Why `Login` is not offered, in one sentence, when `loginFlows` is empty.
+    var loginUnavailable: String? { get }
     /// The provider's own settings, as its file gave them.
     var configuration: ProviderConfiguration { get }
 }
@@ -30,6 +38,42 @@ extension ProviderAdapter {
     public var name: String { configuration.name }
     /// The flow a login uses when the caller does not choose.
     public var defaultFlow: ProviderConfiguration.Flow { configuration.flow }
+    /// Both flows, unless the adapter says otherwise.
+    public var loginFlows: [ProviderConfiguration.Flow] { ProviderConfiguration.Flow.allCases }
+    /// Login is offered, unless the adapter says otherwise.
+    public var loginUnavailable: String? { nil }
+}
+
+/// An authorization code a person's app or web page obtained and hands over, with what it was
+/// bound to at the provider.
+public struct HandedOverCode: Sendable {
+    /// The single-use code.
+    public var code: String
+    /// The redirect URI of the authorization request, when it named one (RFC 6749 §4.1.3).
+    public var redirectURI: String?
+    /// The PKCE verifier, when the app used PKCE (RFC 7636 §4.5).
+    public var codeVerifier: String?
+    /// The state of the authorization request, for providers that want it again at the token
+    /// endpoint (Naver).
+    public var state: String?
+    /// Apple's `user` form field as posted with the code: JSON with the person's name and email,
+    /// sent on the first authorization only.
+    public var user: String?
+
+    /// Creates a handover.
+    public init(
+        code: String,
+        redirectURI: String? = nil,
+        codeVerifier: String? = nil,
+        state: String? = nil,
+        user: String? = nil
+    ) {
+        self.code = code
+        self.redirectURI = redirectURI
+        self.codeVerifier = codeVerifier
+        self.state = state
+        self.user = user
+    }
 }
 
 /// A device login in progress: what to show the person, and what to poll with.

@@ -12,6 +12,8 @@ public struct ProviderConfiguration: Sendable, Hashable {
 
     /// The provider's name, used in account ids and events.
     public var name: String
+    /// Which adapter speaks to it, with that adapter's own settings.
+    public var kind: ProviderKind
     /// The issuer; endpoints not given explicitly are discovered from it.
     public var issuer: String?
     /// Whether endpoints the file does not name are read from the issuer's discovery document;
@@ -38,10 +40,17 @@ public struct ProviderConfiguration: Sendable, Hashable {
     public var tokenRequestTimeout: Duration
     /// ID-token signature algorithms accepted.
     public var allowedAlgorithms: [String]
+    /// Extra parameters of the authorization request (e.g. Google's `access_type`), never one
+    /// Sesame sets itself.
+    public var authorizationParameters: [String: String]
+    /// The one loopback redirect URI registered at the provider, for providers that accept no
+    /// other port or path; nil when any loopback port will do (RFC 8252 §7.3).
+    public var redirectURI: String?
 
     /// Creates a provider configuration.
     public init(
         name: String,
+        kind: ProviderKind = .oidc,
         issuer: String? = nil,
         discovery: Bool = true,
         endpoints: OAuthEndpoints = OAuthEndpoints(),
@@ -52,9 +61,12 @@ public struct ProviderConfiguration: Sendable, Hashable {
         caFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
         tokenRequestTimeout: Duration = .seconds(120),
-        allowedAlgorithms: [String] = ["RS256", "ES256", "PS256"]
+        allowedAlgorithms: [String] = ["RS256", "ES256", "PS256"],
+        authorizationParameters: [String: String] = [:],
+        redirectURI: String? = nil
     ) {
         self.name = name
+        self.kind = kind
         self.issuer = issuer
         self.discovery = discovery
         self.endpoints = endpoints
@@ -66,6 +78,41 @@ public struct ProviderConfiguration: Sendable, Hashable {
         self.requestTimeout = requestTimeout
         self.tokenRequestTimeout = tokenRequestTimeout
         self.allowedAlgorithms = allowedAlgorithms
+        self.authorizationParameters = authorizationParameters
+        self.redirectURI = redirectURI
+    }
+
+    /// Authorization-request parameters Sesame sets itself, which `authorizationParameters`
+    /// may not replace: each one guards the login (RFC 6749 §4.1.1, RFC 7636 §4.3, OpenID
+    /// Connect Core §3.1.2.1).
+    public static let reservedAuthorizationParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
+        "code_challenge_method",
+    ]
+}
+
+/// The adapter a provider file selects with `type`, and the settings only that adapter has.
+public enum ProviderKind: Sendable, Hashable {
+    /// Any OpenID Connect provider or OAuth 2.0 server.
+    case oidc
+    /// Kakao Login.
+    case kakao(KakaoProvider.Settings)
+    /// Naver Login.
+    case naver(NaverProvider.Settings)
+    /// Google.
+    case google
+    /// Sign in with Apple.
+    case apple(AppleProvider.Settings)
+
+    /// The name a provider file's `type` uses.
+    public var typeName: String {
+        switch self {
+        case .oidc: "oidc"
+        case .kakao: "kakao"
+        case .naver: "naver"
+        case .google: "google"
+        case .apple: "apple"
+        }
     }
 }
 
@@ -116,8 +163,8 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         self.issuer = issuer
     }
 
-    /// These endpoints, with any that are missing taken from `discovered`.
-    func filled(from discovered: OAuthEndpoints) -> OAuthEndpoints {
+    /// These endpoints, with any that are missing taken from `discovered` (or from defaults).
+    public func filled(from discovered: OAuthEndpoints) -> OAuthEndpoints {
         OAuthEndpoints(
             tokenEndpoint: tokenEndpoint ?? discovered.tokenEndpoint,
             deviceAuthorizationEndpoint: deviceAuthorizationEndpoint ?? discovered.deviceAuthorizationEndpoint,

@@ -18,8 +18,14 @@ public enum ProviderFactory {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// The adapter for `configuration`: the generic OpenID Connect provider.
+    /// The adapter the provider file's `type` selects.
     public static func adapter(for configuration: ProviderConfiguration, client: HTTPClient) -> any ProviderAdapter {
-        GenericOIDCProvider(configuration: configuration, client: client)
+        switch configuration.kind {
+        case .oidc: GenericOIDCProvider(configuration: configuration, client: client)
+        case .kakao(let settings): KakaoProvider(configuration: configuration, settings: settings, client: client)
+        case .naver(let settings): NaverProvider(configuration: configuration, settings: settings, client: client)
+        case .google: GoogleProvider(configuration: configuration, client: client)
+        case .apple(let settings): AppleProvider(configuration: configuration, settings: settings, client: client)
+        }
     }
 }

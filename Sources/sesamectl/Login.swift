@@ -51,7 +51,19 @@ struct Login: AsyncParsableCommand {
     /// the browser flow needs; it costs one socket, and is closed again when sesamed starts a
     /// device login instead.
     private func login(_ client: SesameClient) async throws -> Account {
-        var listener = flow == .device ? nil : try LoopbackListener()
+        let configured = try await client.providers()
+        guard let info = configured.first(where: { $0.name == provider }) else {
+            let names = configured.map(\.name).joined(separator: ", ")
+            throw ExitFailure.message(
+                "no provider named \(provider) is configured"
+                    + (names.isEmpty ? " (none are; add a file to providers.d)." : "; configured: \(names).")
+            )
+        }
+        guard !info.flows.isEmpty else {
+            throw ExitFailure.message(info.loginUnavailable ?? "\(provider) offers no login flow sesamectl can drive.")
+        }
+        let device = flow == .device || (flow == nil && info.defaultFlow == .device)
+        var listener = device ? nil : try LoopbackListener(registered: info.redirectURI)
         var countdown: Task<Void, Never>?
         defer { countdown?.cancel() }
         let progress = try await client.login(

@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// The redirect target of an authorization-code login (RFC 8252 §7.3): a listening socket on
-/// 127.0.0.1 with a port the kernel picks. It hands over the browser's redirect with the
+/// 127.0.0.1 with a port the kernel picks, or the port of the one redirect a provider accepts
+/// (Kakao and Naver match registered redirect URIs exactly). It hands over the browser's redirect with the
 /// browser's connection still open, so the page can tell how the login really ended.
 final class LoopbackListener: Sendable {
     /// How long the browser has to come back.
@@ -18,13 +19,27 @@ final class LoopbackListener: Sendable {
     /// Where the provider sends the browser back to.
     let redirectURI: String
 
-    init() throws {
+    /// Listens on a port the kernel picks, or on the port of `registered`
+    /// (http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH).
+    init(registered: String? = nil) throws {
+        var port: UInt16 = 0
+        if let registered {
+            guard let url = URLComponents(string: registered), let number = url.port,
+                let valid = UInt16(exactly: number),
+                url.host == "127.0.0.1" || url.host == "localhost"
+            else {
+                throw ExitFailure.message(
+                    "the provider's redirect_uri \(registered) is not http://127.0.0.1:PORT/PATH."
+                )
+            }
+            port = valid
+        }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ExitFailure.message("cannot open a loopback socket: \(Self.errorText())") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = port.bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -34,10 +49,10 @@ final class LoopbackListener: Sendable {
         }
         guard bound else {
             close(descriptor)
-            throw ExitFailure.message("cannot listen on 127.0.0.1: \(Self.errorText())")
+            throw ExitFailure.message("cannot listen on 127.0.0.1\(port == 0 ? "" : ":\(port)"): \(Self.errorText())")
         }
         self.descriptor = descriptor
-        self.redirectURI = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/callback"
+        self.redirectURI = registered ?? "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/callback"
     }
 
     deinit {

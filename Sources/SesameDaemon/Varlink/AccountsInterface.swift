@@ -24,6 +24,10 @@ struct AccountsInterface: VarlinkInterface {
             return try VarlinkReply(AccountReply(account: try await engine.account(id, for: caller)))
         case "ImportTokens":
             return try await importTokens(call, caller: caller, context: context)
+        case "RedeemCode":
+            return try await redeemCode(call, caller: caller, context: context)
+        case "ListProviders":
+            return listProviders()
         case "GetToken":
             let id = try call.decodeParameters(AccountParameter.self).account
             let account = try await engine.account(id, for: caller, requiring: .use)
@@ -112,14 +116,7 @@ struct AccountsInterface: VarlinkInterface {
     private func login(_ call: VarlinkCall, caller: Caller, context: VarlinkCallContext) async throws -> VarlinkReply {
         let request = try call.decodeParameters(LoginParameters.self)
         let adapter = try providers.adapter(request.provider)
-        let flow =
-            try request.flow.map { name throws(VarlinkError) in
-                switch name {
-                case "device": ProviderConfiguration.Flow.device
-                case "authorizationCode": ProviderConfiguration.Flow.authorizationCode
-                default: throw .invalidParameter("flow")
-                }
-            } ?? adapter.defaultFlow
+        let flow = try Self.flow(request.flow, of: adapter)
         // One allowance for both flows: device logins while they poll, code logins while they
         // wait for CompleteLogin; checked before the provider is asked anything.
         let uid = caller.peer.uid
@@ -150,7 +147,10 @@ struct AccountsInterface: VarlinkInterface {
                     context: context
                 )
             case .authorizationCode:
-                guard let redirect = request.redirectUri, Self.isLoopbackRedirect(redirect) else {
+                // A provider that accepts only its registered redirect gets exactly that one.
+                guard let redirect = request.redirectUri, Self.isLoopbackRedirect(redirect),
+                    adapter.configuration.redirectURI.map({ $0 == redirect }) ?? true
+                else {
                     throw VarlinkError.invalidParameter("redirectUri")
                 }
                 let started = try await adapter.startAuthorizationCodeLogin(
@@ -169,7 +169,7 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     /// Logs how a login ended at the provider, or that its caller gave up on it.
-    private static func log(_ error: ProviderError, ofLoginWith provider: String, context: VarlinkCallContext) {
+    static func log(_ error: ProviderError, ofLoginWith provider: String, context: VarlinkCallContext) {
         if Task.isCancelled {
             // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
             context.logger.info("login abandoned by its caller", metadata: ["provider": "\(provider)"])
@@ -182,10 +182,10 @@ struct AccountsInterface: VarlinkInterface {
     /// chose; anything else could hand the code to someone else.
     static func isLoopbackRedirect(_ uri: String) -> Bool {
         guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host else { return false }
-        return host == "127.0.0.1" || host == "[::1]" || host == "::1"
+        return ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host)
     }
 
-    private func accountReply(for login: ProviderLogin, provider: String, owner: UInt32, context: VarlinkCallContext)
+    func accountReply(for login: ProviderLogin, provider: String, owner: UInt32, context: VarlinkCallContext)
         async throws -> VarlinkReply
     {
         let account = try await engine.importSession(
@@ -230,9 +230,6 @@ struct AccountsInterface: VarlinkInterface {
         guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
         // An account of a provider that is not configured could never refresh or be revoked.
         let adapter = try providers.adapter(request.provider)
-        if let idToken = request.tokens.idToken {
-            try await Self.verify(idToken: idToken, subject: request.subject, with: adapter)
-        }
         let now = Date()
         let expiry = try request.tokens.expiresIn.map { seconds throws(VarlinkError) -> Date in
             guard seconds > 0 else { throw .invalidParameter("tokens") }
@@ -251,6 +248,7 @@ struct AccountsInterface: VarlinkInterface {
             refreshTokenExpiresAt: refreshExpiry,
             scopes: request.tokens.scopes ?? []
         )
+        try await Self.verify(tokens, subject: request.subject, with: adapter)
         let account = try await engine.importSession(
             ImportedSession(
                 provider: request.provider,
@@ -267,16 +265,17 @@ struct AccountsInterface: VarlinkInterface {
         return try VarlinkReply(AccountReply(account: account))
     }
 
-    /// An ID token handed over must be the provider's, for this client, about `subject`.
-    private static func verify(idToken: String, subject: String, with adapter: any ProviderAdapter) async throws {
+    /// Tokens handed over must be the provider's, for this client, about `subject`, as far as
+    /// the provider can tell (an ID token, or its own token-information API).
+    private static func verify(_ tokens: TokenSet, subject: String, with adapter: any ProviderAdapter) async throws {
         do throws(ProviderError) {
-            try await adapter.verifyHandedOver(idToken: idToken, subject: subject)
+            try await adapter.verifyHandedOver(tokens, subject: subject)
         } catch .transient(let reason, _) {
             throw VarlinkLoginError.provider(.transient(reason: reason, retryAfter: .zero))
         } catch .misconfigured(let reason), .untrustedCertificate(let reason) {
             throw VarlinkLoginError.provider(.misconfigured(reason))
         } catch {
-            throw SessionError.invalidTokens("the ID token does not check out: \(error)")
+            throw SessionError.invalidTokens("the tokens do not check out: \(error)")
         }
     }
 }

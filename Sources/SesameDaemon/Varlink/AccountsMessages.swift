@@ -82,3 +82,25 @@ struct ImportParameters: Decodable {
     var owner: UInt32?
     var tokens: Tokens
 }
+
+struct RedeemParameters: Decodable {
+    var provider: String
+    var code: String
+    var redirectUri: String?
+    var codeVerifier: String?
+    var state: String?
+    var user: String?
+    var displayName: String?
+}
+
+struct ProvidersReply: Encodable {
+    struct Provider: Encodable {
+        var name: String
+        var type: String
+        var flows: [String]
+        var defaultFlow: String?
+        var redirectUri: String?
+        var loginUnavailable: String?
+    }
+    var providers: [Provider]
+}

@@ -6,6 +6,8 @@ enum VarlinkLoginError: Error, VarlinkErrorConvertible {
     case noSuchProvider(String)
     case unknownLogin
     case provider(ProviderError)
+    /// The provider cannot log in this way (or at all, like Apple): the reason says what to do.
+    case unsupported(provider: String, reason: String)
 
     var varlinkError: VarlinkError {
         let interface = "io.sesame.Accounts."
@@ -14,6 +16,11 @@ enum VarlinkLoginError: Error, VarlinkErrorConvertible {
             return VarlinkError(interface + "NoSuchProvider", parameters: ["provider": .string(name)])
         case .unknownLogin:
             return VarlinkError(interface + "NoSuchLogin")
+        case .unsupported(let provider, let reason):
+            return VarlinkError(
+                interface + "LoginUnsupported",
+                parameters: ["provider": .string(provider), "reason": .string(reason)]
+            )
         case .provider(.accessDenied):
             return VarlinkError(interface + "LoginDenied")
         case .provider(.expired):

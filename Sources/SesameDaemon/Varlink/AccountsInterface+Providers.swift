@@ -1,0 +1,85 @@
+import Foundation
+import SesameCore
+import SesameProviders
+import SesameVarlink
+
+/// `ListProviders` and `RedeemCode`: what a client needs to know to log in with a provider, and
+/// the code handover of logins an app or web page did.
+extension AccountsInterface {
+    /// Every configured provider and how its accounts log in; the names and flows are no secret
+    /// to a local user, who may log in with any of them.
+    func listProviders() -> VarlinkReply {
+        let configured = providers.names.compactMap { try? providers.adapter($0) }
+        let list = configured.map { (adapter: any ProviderAdapter) in
+            ProvidersReply.Provider(
+                name: adapter.name,
+                type: adapter.configuration.kind.typeName,
+                flows: adapter.loginFlows.map(\.wireName),
+                defaultFlow: adapter.loginFlows.contains(adapter.defaultFlow) ? adapter.defaultFlow.wireName : nil,
+                redirectUri: adapter.configuration.redirectURI,
+                loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil
+            )
+        }
+        // An encoding failure of plain strings cannot happen; an empty list is the safe answer.
+        return (try? VarlinkReply(ProvidersReply(providers: list))) ?? .empty
+    }
+
+    /// Redeems a handed-over authorization code into an account owned by the caller. It counts
+    /// against the caller's logins like `Login`, since it makes the provider work the same way.
+    func redeemCode(_ call: VarlinkCall, caller: Caller, context: VarlinkCallContext) async throws -> VarlinkReply {
+        let request = try call.decodeParameters(RedeemParameters.self)
+        let adapter = try providers.adapter(request.provider)
+        guard !request.code.isEmpty, request.code.utf8.count <= 4096 else {
+            throw VarlinkError.invalidParameter("code")
+        }
+        guard (request.user?.utf8.count ?? 0) <= 4096 else { throw VarlinkError.invalidParameter("user") }
+        let uid = caller.peer.uid
+        if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
+        defer { trust.release(.login, for: uid) }
+        var login: ProviderLogin
+        do {
+            login = try await adapter.redeemCode(
+                HandedOverCode(
+                    code: request.code,
+                    redirectURI: request.redirectUri,
+                    codeVerifier: request.codeVerifier,
+                    state: request.state,
+                    user: request.user
+                )
+            )
+        } catch {
+            Self.log(error, ofLoginWith: request.provider, context: context)
+            throw VarlinkLoginError.provider(error)
+        }
+        if let name = request.displayName { login.displayName = name }
+        return try await accountReply(for: login, provider: request.provider, owner: uid, context: context)
+    }
+
+    /// The flow a `Login` asked for (or the provider's own), if the provider offers it.
+    static func flow(_ requested: String?, of adapter: any ProviderAdapter) throws -> ProviderConfiguration.Flow {
+        let flow =
+            try requested.map { name throws(VarlinkError) in
+                guard let flow = ProviderConfiguration.Flow.allCases.first(where: { $0.wireName == name }) else {
+                    throw .invalidParameter("flow")
+                }
+                return flow
+            } ?? adapter.defaultFlow
+        guard adapter.loginFlows.contains(flow) else {
+            let reason =
+                adapter.loginUnavailable
+                ?? "\(adapter.name) offers the \(adapter.loginFlows.map(\.wireName).joined(separator: " or ")) flow only"
+            throw VarlinkLoginError.unsupported(provider: adapter.name, reason: reason)
+        }
+        return flow
+    }
+}
+
+extension ProviderConfiguration.Flow {
+    /// The flow's name in `io.sesame.Accounts`.
+    var wireName: String {
+        switch self {
+        case .device: "device"
+        case .authorizationCode: "authorizationCode"
+        }
+    }
+}

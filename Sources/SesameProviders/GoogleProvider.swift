@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Foundation
+import SesameCore
+
+/// Google: OpenID Connect with discovery, where Google's device flow and revocation differ from
+/// the RFCs. Desktop clients log in with a loopback redirect and PKCE ("OAuth 2.0 for iOS &
+/// Desktop Apps"); "TVs and Limited Input devices" clients use the device flow ("OAuth 2.0 for
+/// TV and Limited-Input Device Applications"). Both client types carry a client secret.
+public final class GoogleProvider: OIDCBasedAdapter {
+    /// Google's issuer; endpoints come from its discovery document.
+    public static let issuer = "https://accounts.google.com"
+    /// Without `access_type=offline` Google issues no refresh token ("Refreshing an access
+    /// token (offline access)"), and the session would end with its first access token.
+    public static let defaultAuthorizationParameters = ["access_type": "offline"]
+
+    let base: GenericOIDCProvider
+
+    /// Creates the adapter; `client` must outlive it.
+    public init(configuration: ProviderConfiguration, client: HTTPClient) {
+        // Google's token requests carry client_id and client_secret in the body.
+        base = GenericOIDCProvider(
+            configuration: configuration,
+            client: client,
+            credentials: .configured(configuration, placement: .body)
+        )
+    }
+
+    // MARK: Device flow, Google's way
+
+    public func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
+        let endpoint = try await base.endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
+        let scopes = scopes ?? configuration.scopes
+        // "Step 1: Request device and user codes": client_id and scope only.
+        let response = try await base.http.postForm(
+            endpoint,
+            [("client_id", configuration.clientID), ("scope", scopes.joined(separator: " "))]
+        )
+        let body = try OAuthHTTP.classify(response, as: GoogleDeviceResponse.self)
+        guard let verification = body.verificationURL ?? body.verificationURI else {
+            throw .invalidResponse("the device authorization names no verification_url")
+        }
+        return DeviceAuthorization(
+            verificationURI: ProviderText.sanitized(verification, limit: 512),
+            verificationURIComplete: nil,
+            userCode: ProviderText.sanitized(body.userCode, limit: 64),
+            expiresAt: Date().addingTimeInterval(TimeInterval(body.expiresIn)),
+            interval: .seconds(max(1, body.interval ?? 5)),
+            deviceCode: body.deviceCode,
+            scopes: scopes
+        )
+    }
+
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
+        let tokenEndpoint = try await base.tokenEndpoint()
+        var interval = authorization.interval
+        let fields = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode),
+        ]
+        while true {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                throw .expired
+            }
+            guard Date() < authorization.expiresAt else { throw .expired }
+            let response = try await base.post(tokenEndpoint, fields, timeout: configuration.tokenRequestTimeout)
+            // "Step 6: Handle responses to polling requests": Google answers 428 for
+            // authorization_pending and 403 for slow_down and access_denied, so the `error`
+            // field decides, not the status.
+            switch (try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body))?.error {
+            case "authorization_pending": continue
+            case "slow_down": interval += .seconds(5)
+            case "access_denied": throw .accessDenied
+            case "expired_token": throw .expired
+            default:
+                do {
+                    let tokens = try OAuthHTTP.classify(response, as: TokenResponse.self)
+                    return try await base.login(tokens, scopes: authorization.scopes, nonce: nil)
+                } catch .transient {
+                    continue
+                }
+            }
+        }
+    }
+
+    // MARK: Revocation
+
+    /// "Revoking a token": one `token` field; revoking the refresh token ends the whole grant,
+    /// access tokens included. Google answers 400 `invalid_token` for a token that is already
+    /// dead, which for logging out means the same as success.
+    public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
+        let endpoint = try await base.endpoint(.revocationEndpoint, for: "revoking at the provider")
+        let response = try await base.http.postForm(endpoint, [("token", tokens.refreshToken ?? tokens.accessToken)])
+        switch response.status.code {
+        case 200..<300: return
+        case 400 where (try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body))?.error == "invalid_token":
+            return
+        case 429, 500..<600: throw .transient(reason: "HTTP \(response.status.code)", retryAfter: .seconds(5))
+        default: throw .invalidResponse("revocation answered HTTP \(response.status.code)")
+        }
+    }
+}
+
+/// Google's device authorization answer: `verification_url`, where RFC 8628 §3.2 says
+/// `verification_uri` (accepted too, should Google adopt the RFC's name).
+private struct GoogleDeviceResponse: Decodable {
+    var deviceCode: String
+    var userCode: String
+    var verificationURL: String?
+    var verificationURI: String?
+    var expiresIn: Int
+    var interval: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case deviceCode = "device_code"
+        case userCode = "user_code"
+        case verificationURL = "verification_url"
+        case verificationURI = "verification_uri"
+        case expiresIn = "expires_in"
+        case interval
+    }
+}
