@@ -31,6 +31,7 @@ public final class AppleProvider: OIDCBasedAdapter {
             (try? ES256PrivateKey(pem: pem)) != nil
         }
 
+        /// The ids only, never the key.
         public var description: String { "team \(teamID), key \(keyID)" }
     }
 
@@ -50,7 +51,11 @@ public final class AppleProvider: OIDCBasedAdapter {
         + "`sesamectl import apple --code -`."
 
     let base: GenericOIDCProvider
-    public var loginFlows: [ProviderConfiguration.Flow] { [] }
+    /// None: Apple's redirect cannot reach this machine.
+    public var loginFlows: [ProviderConfiguration.Flow] { Self.supportedFlows }
+    /// The flows this provider offers, known before any adapter exists (to check provider files).
+    public static let supportedFlows: [ProviderConfiguration.Flow] = []
+    /// Why, and the code handover to use instead.
     public var loginUnavailable: String? {
         Self.handoverOnly.replacingOccurrences(of: "import apple", with: "import \(configuration.name)")
     }

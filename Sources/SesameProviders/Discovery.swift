@@ -42,8 +42,13 @@ actor Discovery {
         if let idTokens { return idTokens }
         let endpoints = try await endpoints()
         guard let jwks = endpoints.jwksURI, let issuer = endpoints.issuer ?? configuration.issuer else { return nil }
+        // Google documents `iss` as https://accounts.google.com or accounts.google.com
+        // ("Validating an ID token").
+        let googleAlias: Set<String> =
+            configuration.kind == .google && issuer == GoogleProvider.issuer ? ["accounts.google.com"] : []
         let validator = IDTokenValidator(
             issuer: issuer,
+            aliases: googleAlias,
             clientID: configuration.clientID,
             jwksURI: jwks,
             allowedAlgorithms: configuration.allowedAlgorithms,

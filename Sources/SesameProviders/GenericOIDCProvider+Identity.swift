@@ -73,6 +73,7 @@ extension GenericOIDCProvider {
         ProviderText.sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
     }
 
+    /// Checks a handed-over ID token; without one there is nothing the standards let us ask.
     public func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {
         guard let idToken = tokens.idToken else { return }
         try await verifyHandedOver(idToken: idToken, subject: subject)

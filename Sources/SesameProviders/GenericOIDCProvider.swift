@@ -129,9 +129,10 @@ public final class GenericOIDCProvider: ProviderAdapter {
             items.append(URLQueryItem(name: "code_challenge", value: challenge))
             items.append(URLQueryItem(name: "code_challenge_method", value: "S256"))
         }
-        items += configuration.authorizationParameters.sorted { $0.key < $1.key }.map {
-            URLQueryItem(name: $0.key, value: $0.value)
-        }
+        // The provider file's extras, never one of those that guard the login.
+        items += configuration.authorizationParameters.sorted { $0.key < $1.key }
+            .filter { !ProviderConfiguration.reservedAuthorizationParameters.contains($0.key) }
+            .map { URLQueryItem(name: $0.key, value: $0.value) }
         url.queryItems = (url.queryItems ?? []) + items
         guard let text = url.string else { throw .invalidResponse("the authorization endpoint is not a URL") }
         var result = request
@@ -150,6 +151,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
 
     // MARK: Code handover
 
+    /// Exchanges a code an app obtained, with what its request was bound to (RFC 6749 §4.1.3).
     public func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin {
         // RFC 6749 §4.1.3: redirect_uri is required when the authorization request named one.
         var fields = [("grant_type", "authorization_code"), ("code", handover.code)]

@@ -27,6 +27,7 @@ public final class GoogleProvider: OIDCBasedAdapter {
 
     // MARK: Device flow, Google's way
 
+    /// "Step 1: Request device and user codes", read with Google's names.
     public func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
         let endpoint = try await base.endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
         let scopes = scopes ?? configuration.scopes
@@ -50,6 +51,7 @@ public final class GoogleProvider: OIDCBasedAdapter {
         )
     }
 
+    /// Polls the token endpoint until the person approved or denied, or the code expired.
     public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await base.tokenEndpoint()
         var interval = authorization.interval

@@ -36,6 +36,8 @@ struct IDTokenClaims: JWTIdentityToken {
 /// and again when a token names a key id we do not know, at most once a minute.
 actor IDTokenValidator {
     private let issuer: String
+    /// Other spellings of the issuer the provider documents (Google: `accounts.google.com`).
+    private let issuerAliases: Set<String>
     private let clientID: String
     private let jwksURI: String
     private let allowedAlgorithms: Set<String>
@@ -44,8 +46,16 @@ actor IDTokenValidator {
     private var lastFetch: ContinuousClock.Instant?
     static let refetchInterval: Duration = .seconds(60)
 
-    init(issuer: String, clientID: String, jwksURI: String, allowedAlgorithms: [String], http: OAuthHTTP) {
+    init(
+        issuer: String,
+        aliases: Set<String> = [],
+        clientID: String,
+        jwksURI: String,
+        allowedAlgorithms: [String],
+        http: OAuthHTTP
+    ) {
         self.issuer = issuer
+        self.issuerAliases = aliases
         self.clientID = clientID
         self.jwksURI = jwksURI
         self.allowedAlgorithms = Set(allowedAlgorithms)
@@ -63,7 +73,7 @@ actor IDTokenValidator {
         do {
             claims = try await verify(token, refetchIfUnknown: true)
         }
-        guard claims.issuer.value == issuer else {
+        guard claims.issuer.value == issuer || issuerAliases.contains(claims.issuer.value) else {
             let named = ProviderText.sanitized(claims.issuer.value, limit: 120)
             throw .invalidResponse("the ID token was issued by \(named), not \(issuer)")
         }

@@ -61,7 +61,10 @@ public final class KakaoProvider: OIDCBasedAdapter {
 
     let base: GenericOIDCProvider
     let settings: Settings
-    public var loginFlows: [ProviderConfiguration.Flow] { [.authorizationCode] }
+    /// Kakao Login has the authorization code flow only.
+    public var loginFlows: [ProviderConfiguration.Flow] { Self.supportedFlows }
+    /// The flows this provider offers, known before any adapter exists (to check provider files).
+    public static let supportedFlows: [ProviderConfiguration.Flow] = [.authorizationCode]
 
     /// Creates the adapter; `client` must outlive it.
     public init(configuration: ProviderConfiguration, settings: Settings, client: HTTPClient) {

@@ -27,7 +27,10 @@ public final class NaverProvider: OIDCBasedAdapter {
 
     let base: GenericOIDCProvider
     let settings: Settings
-    public var loginFlows: [ProviderConfiguration.Flow] { [.authorizationCode] }
+    /// Naver Login has the authorization code flow only.
+    public var loginFlows: [ProviderConfiguration.Flow] { Self.supportedFlows }
+    /// The flows this provider offers, known before any adapter exists (to check provider files).
+    public static let supportedFlows: [ProviderConfiguration.Flow] = [.authorizationCode]
 
     /// Creates the adapter; `client` must outlive it.
     public init(configuration: ProviderConfiguration, settings: Settings, client: HTTPClient) {
@@ -71,10 +74,14 @@ public final class NaverProvider: OIDCBasedAdapter {
         return try await base.login(body, scopes: request.scopes, nonce: request.nonce.isEmpty ? nil : request.nonce)
     }
 
+    /// Redeems a handed-over code; Naver's token request requires the authorization's state.
     public func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin {
-        var fields = [("grant_type", "authorization_code"), ("code", handover.code)]
-        if let state = handover.state { fields.append(("state", state)) }
-        let body = try await tokenRequest(fields)
+        guard let state = handover.state else {
+            throw .unsupported("redeeming a code without its state: Naver's token request requires it")
+        }
+        let body = try await tokenRequest([
+            ("grant_type", "authorization_code"), ("code", handover.code), ("state", state),
+        ])
         return try await base.login(body, scopes: configuration.scopes, nonce: nil)
     }
 

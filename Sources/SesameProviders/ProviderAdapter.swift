@@ -46,7 +46,7 @@ extension ProviderAdapter {
 
 /// An authorization code a person's app or web page obtained and hands over, with what it was
 /// bound to at the provider.
-public struct HandedOverCode: Sendable {
+public struct HandedOverCode: Sendable, CustomStringConvertible {
     /// The single-use code.
     public var code: String
     /// The redirect URI of the authorization request, when it named one (RFC 6749 §4.1.3).
@@ -74,6 +74,9 @@ public struct HandedOverCode: Sendable {
         self.state = state
         self.user = user
     }
+
+    /// Never the code, the verifier or the person's name.
+    public var description: String { "HandedOverCode(redirectURI: \(redirectURI ?? "-"))" }
 }
 
 /// A device login in progress: what to show the person, and what to poll with.

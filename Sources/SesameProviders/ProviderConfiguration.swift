@@ -82,12 +82,13 @@ public struct ProviderConfiguration: Sendable, Hashable {
         self.redirectURI = redirectURI
     }
 
-    /// Authorization-request parameters Sesame sets itself, which `authorizationParameters`
-    /// may not replace: each one guards the login (RFC 6749 §4.1.1, RFC 7636 §4.3, OpenID
-    /// Connect Core §3.1.2.1).
+    /// Authorization-request parameters Sesame sets itself, or that would change where or how
+    /// the code comes back, which `authorizationParameters` may not set: each one guards the
+    /// login (RFC 6749 §4.1.1, RFC 7636 §4.3, OpenID Connect Core §3.1.2.1 and §6, OAuth 2.0
+    /// Multiple Response Types §2.1).
     public static let reservedAuthorizationParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge",
-        "code_challenge_method",
+        "code_challenge_method", "response_mode", "request", "request_uri",
     ]
 }
 

@@ -20,13 +20,13 @@ final class LoopbackListener: Sendable {
     let redirectURI: String
 
     /// Listens on a port the kernel picks, or on the port of `registered`
-    /// (http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH).
+    /// (http://127.0.0.1:PORT/PATH).
     init(registered: String? = nil) throws {
         var port: UInt16 = 0
         if let registered {
             guard let url = URLComponents(string: registered), let number = url.port,
                 let valid = UInt16(exactly: number),
-                url.host == "127.0.0.1" || url.host == "localhost"
+                url.host == "127.0.0.1"
             else {
                 throw ExitFailure.message(
                     "the provider's redirect_uri \(registered) is not http://127.0.0.1:PORT/PATH."

@@ -24,6 +24,17 @@ import Testing
         #expect(await fixture.engine.list().count == 1)
     }
 
+    @Test func aRenewalWithoutARefreshTokenKeepsTheOneHeldButNotAfterLogout() async throws {
+        let fixture = EngineFixture()
+        let first = try await fixture.importAccount(refresh: "RT-1")
+        let renewed = try await fixture.importAccount(refresh: nil)
+        #expect(renewed.id == first.id && renewed.refreshTokenExpiresAt == first.refreshTokenExpiresAt)
+        #expect(fixture.persistence.saved?.accounts.first?.tokens?.refreshToken == "RT-1")
+        _ = try await fixture.engine.logout(first.id, reason: .user)
+        _ = try await fixture.importAccount(refresh: nil)
+        #expect(fixture.persistence.saved?.accounts.first?.tokens?.refreshToken == nil)
+    }
+
     @Test func expiringFiresAtTheMarginAndExpiredAtExpiry() async throws {
         let fixture = EngineFixture()
         let events = await fixture.subscribe()

@@ -85,7 +85,10 @@ import Testing
     @Test func aRegisteredRedirectMustBeLoopbackWithAPort() throws {
         let ok = try parse("type = \"kakao\"\nclient_id = \"k\"\nredirect_uri = \"http://127.0.0.1:8765/callback\"\n")
         #expect(ok.redirectURI == "http://127.0.0.1:8765/callback")
-        for bad in ["https://app.example/cb", "http://127.0.0.1/cb", "http://10.0.0.1:80/cb"] {
+        for bad in [
+            "https://app.example/cb", "http://127.0.0.1/cb", "http://10.0.0.1:80/cb", "http://localhost:8765/cb",
+            "http://127.0.0.1:70000/cb",
+        ] {
             #expect(throws: ConfigurationError.self) {
                 try parse("type = \"kakao\"\nclient_id = \"k\"\nredirect_uri = \"\(bad)\"\n")
             }
@@ -107,6 +110,12 @@ import Testing
         }
         #expect(throws: ConfigurationError.self) {
             try parse(header + "private_key_file = \"\(try secretFile(pem))\"\nclient_secret_file = \"/x\"\n")
+        }
+    }
+
+    @Test func aFlowTheTypeDoesNotOfferIsRefusedAtLoad() {
+        #expect(throws: ConfigurationError.self) {
+            try parse("type = \"kakao\"\nclient_id = \"k\"\nflow = \"device\"\n")
         }
     }
 

@@ -43,16 +43,25 @@ extension SessionEngine {
                 state: .active,
                 createdAt: now
             )
+        var tokens = session.tokens
+        // A login that brings no refresh token (Google issues one only at first consent) renews
+        // the same grant: its refresh token, still held, must not be dropped with the old set.
+        if tokens.refreshToken == nil, let existing, existing.account.state.canRefresh,
+            let held = existing.tokens, held.refreshToken != nil
+        {
+            tokens.refreshToken = held.refreshToken
+            tokens.refreshTokenExpiresAt = held.refreshTokenExpiresAt
+        }
         account.displayName = session.displayName ?? account.displayName
-        account.scopes = session.tokens.scopes
+        account.scopes = tokens.scopes
         account.state = .active
-        account.accessTokenExpiresAt = session.tokens.accessTokenExpiresAt
-        account.refreshTokenExpiresAt = session.tokens.refreshTokenExpiresAt
+        account.accessTokenExpiresAt = tokens.accessTokenExpiresAt
+        account.refreshTokenExpiresAt = tokens.refreshTokenExpiresAt
         account.updatedAt = now
         let stored = StoredAccount(
             account: account,
-            tokens: session.tokens,
-            refreshAt: policy.refreshTime(for: session.tokens, obtainedAt: now)
+            tokens: tokens,
+            refreshAt: policy.refreshTime(for: tokens, obtainedAt: now)
         )
         try commit([account.id: stored], announcing: [Announcement(kind: .loggedIn, account: account.id)])
         abandonRefresh(of: account.id)

@@ -103,16 +103,18 @@ struct ProviderFile {
         return parameters
     }
 
-    /// `redirect_uri`: the registered loopback redirect, with its port (RFC 8252 §7.3).
+    /// `redirect_uri`: the registered loopback redirect, with its port (RFC 8252 §7.3). Only the
+    /// IP literal: a browser may try `localhost` on ::1 first, where another local user could
+    /// listen on the same port and take the code (RFC 8252 §8.3).
     func redirectURI() throws(ConfigurationError) -> String? {
         guard let text = try string("redirect_uri") else { return nil }
-        guard let url = URLComponents(string: text), url.scheme == "http", let host = url.host, url.port != nil,
-            ["127.0.0.1", "localhost"].contains(host), url.query == nil, url.fragment == nil
+        guard let url = URLComponents(string: text), url.scheme == "http", url.host == "127.0.0.1",
+            let port = url.port, (1...65535).contains(port), url.query == nil, url.fragment == nil
         else {
             throw .invalidValue(
                 path: path,
                 key: "redirect_uri",
-                reason: "must be http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH, with a port"
+                reason: "must be http://127.0.0.1:PORT/PATH (the IP literal, not localhost, and a port)"
             )
         }
         return text

@@ -59,6 +59,17 @@ enum ProviderFiles {
                 reason: issuer == nil ? "is required unless endpoints.token is given" : "is required without discovery"
             )
         }
+        let flow = try file.flow()
+        if let flow, !type.flows.contains(flow) {
+            let offered = type.flows.map(\.rawValue).joined(separator: " or ")
+            throw .invalidValue(
+                path: path,
+                key: "flow",
+                reason: offered.isEmpty
+                    ? "does not apply to \(type.rawValue): its accounts arrive by code handover"
+                    : "must be \(offered): \(type.rawValue) offers no other"
+            )
+        }
         let timeout = try file.seconds("timeout", in: 1...300) ?? .seconds(10)
         let tokenTimeout = try file.seconds("token_timeout", in: 1...600) ?? max(timeout, .seconds(120))
         guard tokenTimeout >= timeout else {
@@ -85,7 +96,7 @@ enum ProviderFiles {
             clientID: clientID,
             clientSecret: secret,
             scopes: try file.strings("scopes") ?? type.scopes,
-            flow: try file.flow() ?? type.flow,
+            flow: flow ?? type.flow,
             caFile: try file.string("ca_file"),
             requestTimeout: timeout,
             tokenRequestTimeout: tokenTimeout,

@@ -62,6 +62,16 @@ enum ProviderType: String, CaseIterable {
         }
     }
 
+    /// The login flows the type's adapter offers.
+    var flows: [ProviderConfiguration.Flow] {
+        switch self {
+        case .oidc, .google: ProviderConfiguration.Flow.allCases
+        case .kakao: KakaoProvider.supportedFlows
+        case .naver: NaverProvider.supportedFlows
+        case .apple: AppleProvider.supportedFlows
+        }
+    }
+
     var authorizationParameters: [String: String] {
         self == .google ? GoogleProvider.defaultAuthorizationParameters : [:]
     }

@@ -16,11 +16,16 @@ actor PendingLogins {
 
     static let lifetime: Duration = .seconds(600)
     private var entries: [String: Entry] = [:]
+    /// Who each state was issued to, kept for its lifetime even after CompleteLogin took it: a
+    /// redirect that reached another local user's listener must not let them redeem the code.
+    private var issued: [String: (owner: UInt32, expires: ContinuousClock.Instant)] = [:]
 
     /// Keeps `request` until CompleteLogin or its lifetime ends.
     func add(_ request: AuthorizationRequest, provider: String, adapter: any ProviderAdapter, owner: UInt32) {
         let now = ContinuousClock.now
         entries = entries.filter { $0.value.expires > now }
+        issued = issued.filter { $0.value.expires > now }
+        issued[request.state] = (owner, now + Self.lifetime)
         entries[request.state] = Entry(
             provider: provider,
             adapter: adapter,
@@ -40,6 +45,12 @@ actor PendingLogins {
     func count(owner: UInt32) -> Int {
         let now = ContinuousClock.now
         return entries.values.count { $0.owner == owner && $0.expires > now }
+    }
+
+    /// Whether `state` was issued for a login of another uid than `caller`.
+    func isAnotherUsersState(_ state: String, caller: UInt32) -> Bool {
+        guard let record = issued[state], record.expires > .now else { return false }
+        return record.owner != caller
     }
 
     /// Removes and returns the login with this state; a second use, another uid's state, or an

@@ -8,7 +8,7 @@ import SesameVarlink
 extension AccountsInterface {
     /// Every configured provider and how its accounts log in; the names and flows are no secret
     /// to a local user, who may log in with any of them.
-    func listProviders() -> VarlinkReply {
+    func listProviders() throws -> VarlinkReply {
         let configured = providers.names.compactMap { try? providers.adapter($0) }
         let list = configured.map { (adapter: any ProviderAdapter) in
             ProvidersReply.Provider(
@@ -20,8 +20,7 @@ extension AccountsInterface {
                 loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil
             )
         }
-        // An encoding failure of plain strings cannot happen; an empty list is the safe answer.
-        return (try? VarlinkReply(ProvidersReply(providers: list))) ?? .empty
+        return try VarlinkReply(ProvidersReply(providers: list))
     }
 
     /// Redeems a handed-over authorization code into an account owned by the caller. It counts
@@ -34,6 +33,11 @@ extension AccountsInterface {
         }
         guard (request.user?.utf8.count ?? 0) <= 4096 else { throw VarlinkError.invalidParameter("user") }
         let uid = caller.peer.uid
+        // A code whose redirect carried a state sesamed issued to someone else was meant for
+        // their login (it reached this caller by listening where it should not).
+        if let state = request.state, await pendingLogins.isAnotherUsersState(state, caller: uid) {
+            throw VarlinkLoginError.unknownLogin
+        }
         if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
         defer { trust.release(.login, for: uid) }
         var login: ProviderLogin
@@ -51,8 +55,19 @@ extension AccountsInterface {
             Self.log(error, ofLoginWith: request.provider, context: context)
             throw VarlinkLoginError.provider(error)
         }
-        if let name = request.displayName { login.displayName = name }
-        return try await accountReply(for: login, provider: request.provider, owner: uid, context: context)
+        if let name = request.displayName { login.displayName = Self.shown(name) }
+        return try await accountReply(
+            for: login,
+            provider: request.provider,
+            adapter: adapter,
+            owner: uid,
+            context: context
+        )
+    }
+
+    /// A name a caller gives to show people: no control characters, no megabytes.
+    static func shown(_ name: String) -> String {
+        ProviderText.sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.

@@ -27,7 +27,7 @@ struct AccountsInterface: VarlinkInterface {
         case "RedeemCode":
             return try await redeemCode(call, caller: caller, context: context)
         case "ListProviders":
-            return listProviders()
+            return try listProviders()
         case "GetToken":
             let id = try call.decodeParameters(AccountParameter.self).account
             let account = try await engine.account(id, for: caller, requiring: .use)
@@ -83,6 +83,7 @@ struct AccountsInterface: VarlinkInterface {
             return try await accountReply(
                 for: login,
                 provider: pending.provider,
+                adapter: pending.adapter,
                 owner: caller.peer.uid,
                 context: context
             )
@@ -143,6 +144,7 @@ struct AccountsInterface: VarlinkInterface {
                 return try await accountReply(
                     for: login,
                     provider: request.provider,
+                    adapter: adapter,
                     owner: caller.peer.uid,
                     context: context
                 )
@@ -182,21 +184,33 @@ struct AccountsInterface: VarlinkInterface {
     /// chose; anything else could hand the code to someone else.
     static func isLoopbackRedirect(_ uri: String) -> Bool {
         guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host else { return false }
-        return ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host)
+        return host == "127.0.0.1" || host == "[::1]" || host == "::1"
     }
 
-    func accountReply(for login: ProviderLogin, provider: String, owner: UInt32, context: VarlinkCallContext)
-        async throws -> VarlinkReply
-    {
-        let account = try await engine.importSession(
-            ImportedSession(
-                provider: provider,
-                subject: login.subject,
-                displayName: login.displayName,
-                owner: owner,
-                tokens: login.tokens
+    /// Stores a login's account. Tokens that cannot be stored are revoked: the provider issued
+    /// them, and nobody would hold them.
+    func accountReply(
+        for login: ProviderLogin,
+        provider: String,
+        adapter: any ProviderAdapter,
+        owner: UInt32,
+        context: VarlinkCallContext
+    ) async throws -> VarlinkReply {
+        let account: Account
+        do {
+            account = try await engine.importSession(
+                ImportedSession(
+                    provider: provider,
+                    subject: login.subject,
+                    displayName: login.displayName,
+                    owner: owner,
+                    tokens: login.tokens
+                )
             )
-        )
+        } catch {
+            try? await adapter.revoke(login.tokens)
+            throw error
+        }
         context.logger.info("logged in", metadata: ["account": "\(account.id)", "provider": "\(provider)"])
         return try VarlinkReply(AccountReply(account: account))
     }
@@ -253,7 +267,7 @@ struct AccountsInterface: VarlinkInterface {
             ImportedSession(
                 provider: request.provider,
                 subject: request.subject,
-                displayName: request.displayName,
+                displayName: request.displayName.map(Self.shown),
                 owner: owner,
                 tokens: tokens
             )
