@@ -1,4 +1,5 @@
 import Foundation
+import SesameCore
 
 /// How a client proves who it is at the token endpoint (RFC 6749 §2.3.1): with HTTP Basic, or
 /// with `client_id` and `client_secret` in the form body, the way Kakao, Naver, Google and Apple
@@ -44,6 +45,10 @@ struct ClientCredentials: Sendable {
 /// Who an access token belongs to, asked of a provider's own profile API (Kakao's user API,
 /// Naver's profile API) where OpenID Connect's userinfo is not offered.
 typealias ProfileLookup = @Sendable (_ accessToken: String) async throws(ProviderError) -> ProviderIdentity
+
+/// How a provider without RFC 7009 revocation ends a grant (Kakao's logout API, Naver's
+/// grant_type=delete), given the generic provider that speaks for it.
+typealias Revoker = @Sendable (_ base: GenericOIDCProvider, _ tokens: TokenSet) async throws(ProviderError) -> Void
 
 /// A person as a provider names them: the stable subject, and a name to show.
 struct ProviderIdentity: Sendable {

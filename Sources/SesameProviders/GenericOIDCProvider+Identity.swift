@@ -19,7 +19,7 @@ extension GenericOIDCProvider {
                 displayName: identity.displayName.map(Self.shown)
             )
         } catch {
-            try? await revoke(tokens)
+            try? await revokeIssued(tokens)
             throw error
         }
     }
@@ -118,7 +118,7 @@ extension GenericOIDCProvider {
             // one is likely dead too: the session cannot go on. What was issued is revoked rather
             // than left valid at the provider with nobody holding it.
             fresh.refreshToken = fresh.refreshToken ?? refreshToken
-            let revoked = (try? await revoke(fresh)) != nil
+            let revoked = (try? await revokeIssued(fresh)) != nil
             throw .needsLogin(
                 reason: "the provider's refresh answer was refused (\(reason)); the tokens it issued "
                     + (revoked ? "were revoked" : "could not be revoked")

@@ -14,6 +14,9 @@ public final class GenericOIDCProvider: ProviderAdapter {
     /// Who an access token belongs to, for providers with their own profile API instead of
     /// OpenID Connect userinfo; nil means userinfo.
     let profile: ProfileLookup?
+    /// How a grant this provider issued is ended, for providers without RFC 7009; nil means
+    /// `revoke`.
+    let revoker: Revoker?
 
     /// Creates the provider; `client` must outlive it.
     public convenience init(configuration: ProviderConfiguration, client: HTTPClient) {
@@ -24,13 +27,20 @@ public final class GenericOIDCProvider: ProviderAdapter {
         configuration: ProviderConfiguration,
         client: HTTPClient,
         credentials: ClientCredentials,
-        profile: ProfileLookup? = nil
+        profile: ProfileLookup? = nil,
+        revoker: Revoker? = nil
     ) {
         self.configuration = configuration
         self.http = OAuthHTTP(client: client, timeout: configuration.requestTimeout, caFile: configuration.caFile)
         self.discovery = Discovery(configuration: configuration, http: http)
         self.credentials = credentials
         self.profile = profile
+        self.revoker = revoker
+    }
+
+    /// Ends a grant the provider just issued that sesamed will not keep, by the provider's own means.
+    func revokeIssued(_ tokens: TokenSet) async throws(ProviderError) {
+        if let revoker { try await revoker(self, tokens) } else { try await revoke(tokens) }
     }
 
     // MARK: Device flow (RFC 8628)

@@ -78,6 +78,9 @@ public final class KakaoProvider: OIDCBasedAdapter {
             credentials: .configured(configuration, placement: .body),
             profile: { accessToken async throws(ProviderError) in
                 try await Self.user(userEndpoint, accessToken: accessToken, http: http)
+            },
+            revoker: { base, tokens async throws(ProviderError) in
+                try await Self.endSession(tokens, settings: settings, base: base)
             }
         )
     }
@@ -98,17 +101,24 @@ public final class KakaoProvider: OIDCBasedAdapter {
     /// Logs out (or unlinks) with the access token. Kakao answers `code: -401` for an access
     /// token that expired; the refresh token then gets a current one, and the call is made again.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
+        try await Self.endSession(tokens, settings: settings, base: base)
+    }
+
+    /// Logout (or unlink) with the access token, refreshing it once if Kakao says it is dead.
+    static func endSession(_ tokens: TokenSet, settings: Settings, base: GenericOIDCProvider)
+        async throws(ProviderError)
+    {
         let endpoint = settings.logoutMethod == .logout ? settings.logoutEndpoint : settings.unlinkEndpoint
         do {
-            _ = try await Self.api(endpoint, method: .POST, accessToken: tokens.accessToken, http: base.http)
-        } catch .rejected(error: Self.deadAccessToken, _) {
+            _ = try await api(endpoint, method: .POST, accessToken: tokens.accessToken, http: base.http)
+        } catch .rejected(error: deadAccessToken, _) {
             guard let refreshToken = tokens.refreshToken else {
                 throw .rejected(error: "invalid_token", description: nil)
             }
             let current = try await base.tokenRequest([
                 ("grant_type", "refresh_token"), ("refresh_token", refreshToken),
             ])
-            _ = try await Self.api(endpoint, method: .POST, accessToken: current.accessToken, http: base.http)
+            _ = try await api(endpoint, method: .POST, accessToken: current.accessToken, http: base.http)
         }
     }
 

@@ -43,7 +43,8 @@ public final class NaverProvider: OIDCBasedAdapter {
             credentials: .configured(configuration, placement: .body),
             profile: { accessToken async throws(ProviderError) in
                 try await Self.profile(profileEndpoint, accessToken: accessToken, http: http)
-            }
+            },
+            revoker: { base, tokens async throws(ProviderError) in try await Self.delete(tokens, base: base) }
         )
     }
 
@@ -116,11 +117,17 @@ public final class NaverProvider: OIDCBasedAdapter {
     /// refreshed first). Naver answers success even for tokens it does not know. A configured
     /// RFC 7009 endpoint is used instead.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
-        if configuration.endpoints.revocationEndpoint != nil { return try await base.revoke(tokens) }
+        try await Self.delete(tokens, base: base)
+    }
+
+    /// Deletes the grant with `grant_type=delete`, or with a configured RFC 7009 endpoint.
+    static func delete(_ tokens: TokenSet, base: GenericOIDCProvider) async throws(ProviderError) {
+        if base.configuration.endpoints.revocationEndpoint != nil { return try await base.revoke(tokens) }
         var accessToken = tokens.accessToken
         if let expiry = tokens.accessTokenExpiresAt, expiry <= Date(), let refreshToken = tokens.refreshToken {
             accessToken =
-                try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)]).accessToken
+                try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], base: base)
+                .accessToken
         }
         let response = try await base.post(
             try await base.tokenEndpoint(),
@@ -134,10 +141,16 @@ public final class NaverProvider: OIDCBasedAdapter {
     /// A token-endpoint request, and its answer read Naver's way: errors under HTTP 200, and
     /// `expires_in` as a string.
     private func tokenRequest(_ fields: [(String, String)]) async throws(ProviderError) -> TokenResponse {
+        try await Self.tokenRequest(fields, base: base)
+    }
+
+    private static func tokenRequest(_ fields: [(String, String)], base: GenericOIDCProvider)
+        async throws(ProviderError) -> TokenResponse
+    {
         let response = try await base.post(
             try await base.tokenEndpoint(),
             fields,
-            timeout: configuration.tokenRequestTimeout
+            timeout: base.configuration.tokenRequestTimeout
         )
         let answer = try OAuthHTTP.classify(response, as: NaverTokenAnswer.self)
         if let error = answer.error { throw OAuthHTTP.error(error, of: response) }

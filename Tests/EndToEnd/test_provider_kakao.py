@@ -291,6 +291,9 @@ def test_with_oidc_an_id_token_that_does_not_verify_is_refused(start, kakao, fau
     done = varlink_login(daemon, kakao, "kakao")
     assert done.get("error") == "io.sesame.Accounts.ProviderFailed", done
     assert accounts(daemon) == []
+    # The grant Kakao issued is ended (Kakao's logout API), not left live with nobody holding it.
+    assert kakao.count("/v1/user/logout") == 1
+    assert kakao.live_access_tokens() == [] and kakao.live_refresh_tokens() == []
 
 
 @pytest.mark.parametrize("style", ["account", "properties"])

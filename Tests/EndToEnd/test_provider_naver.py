@@ -71,6 +71,9 @@ def test_a_profile_refused_with_resultcode_024_fails_the_login(daemon, naver):
     done = varlink_login(daemon, naver, "naver")
     assert done.get("error") == "io.sesame.Accounts.ProviderFailed", done
     assert accounts(daemon) == []
+    # The grant Naver issued is deleted, not left live with nobody holding it.
+    assert len(naver.token_requests("delete")) == 1
+    assert naver.live_access_tokens() == [] and naver.live_refresh_tokens() == []
 
 
 def test_a_refresh_brings_no_refresh_token_and_the_old_one_is_kept(daemon, naver):
