@@ -26,12 +26,14 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Header only (struct ucred), so the wire module and its clients link no libsystemd.
+        .systemLibrary(name: "CPeerCredentials"),
         .target(name: "SesameCore"),
         .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
         .target(
             name: "SesameVarlink",
             dependencies: [
-                "CSystemd",
+                "CPeerCredentials",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -68,6 +70,7 @@ let package = Package(
                 "SesameStore",
                 "SesameProviders",
                 "SesameVarlink",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -101,6 +104,7 @@ let package = Package(
             name: "sesamed",
             dependencies: [
                 "SesameDaemon",
+                "SesameCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -109,24 +113,34 @@ let package = Package(
             name: "sesamectl",
             dependencies: [
                 "SesameClient",
+                "SesameCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
-        .testTarget(name: "SesameStoreTests", dependencies: ["SesameStore", "SesameCore"]),
-        .testTarget(name: "SesameVarlinkTests", dependencies: ["SesameVarlink"]),
+        .testTarget(
+            name: "SesameStoreTests",
+            dependencies: ["SesameStore", "SesameCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "SesameVarlinkTests",
+            dependencies: [
+                "SesameVarlink", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "SesameProvidersTests",
             dependencies: [
                 "SesameProviders", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "SesameDaemonTests",
             dependencies: [
-                "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders", "SesameCore",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -6,14 +6,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 
-/* Same layout as the kernel's struct ucred, which Glibc only declares under _GNU_SOURCE, so it
-   never reaches Swift. Read with getsockopt(SOL_SOCKET, SO_PEERCRED).
-   sd_journal_send and sd_notifyf are variadic and do not import; use sd_journal_sendv and
+/* sd_journal_send and sd_notifyf are variadic and do not import; use sd_journal_sendv and
    sd_notify, which do. */
-struct sesame_ucred {
-    pid_t pid;
-    uid_t uid;
-    gid_t gid;
-};
 
 #endif

@@ -242,6 +242,12 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The caller's uid holds as many of these (connections, subscriptions, logins) as one user
     /// may; it must let go of some first.
     case limitReached(resource: String, limit: Int)
+    /// Nothing answers at the socket path, or it refuses this user; `reason` says which.
+    case cannotConnect(path: String, reason: String)
+    /// The connection closed (the daemon stopped or restarted) before the answer came.
+    case disconnected
+    /// The daemon sent something that is not a Varlink reply.
+    case invalidReply(String)
     /// Any other error reply.
     case other(VarlinkError)
 
@@ -285,7 +291,19 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .lagged(let limit): "fell more than \(limit) events behind and was cut off"
         case .permissionDenied: "permission denied"
         case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
+        case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
+        case .disconnected: "the connection to sesamed closed before it answered"
+        case .invalidReply(let reason): "sesamed sent an invalid reply: \(reason)"
         case .other(let error): Self.loginErrorText(error) ?? "\(error)"
+        }
+    }
+
+    /// A failure of the connection itself, in the client's terms.
+    init(_ error: VarlinkClientError) {
+        switch error {
+        case .cannotConnect(let path, let reason): self = .cannotConnect(path: path, reason: reason)
+        case .connectionClosed: self = .disconnected
+        case .invalidReply(let reason): self = .invalidReply(reason)
         }
     }
 }

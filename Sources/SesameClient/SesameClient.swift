@@ -17,7 +17,11 @@ public struct SesameClient: Sendable {
     /// Connects to sesamed at `socketPath`, or at `defaultSocketPath()` when nil.
     public static func connect(socketPath: String? = nil) async throws -> SesameClient {
         let path = socketPath ?? defaultSocketPath()
-        return SesameClient(connection: try await VarlinkClient.connect(unixSocketPath: path), socketPath: path)
+        do {
+            return SesameClient(connection: try await VarlinkClient.connect(unixSocketPath: path), socketPath: path)
+        } catch let error as VarlinkClientError {
+            throw SesameError(error)
+        }
     }
 
     /// Where sesamed listens: `$SESAME_SOCKET`; else, for a user other than root whose own
@@ -196,6 +200,8 @@ public struct SesameClient: Sendable {
                     continuation.finish()
                 } catch let error as VarlinkError {
                     continuation.finish(throwing: SesameError(error))
+                } catch let error as VarlinkClientError {
+                    continuation.finish(throwing: SesameError(error))
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -208,6 +214,8 @@ public struct SesameClient: Sendable {
         do {
             return try await connection.call(method, parameters: parameters)
         } catch let error as VarlinkError {
+            throw SesameError(error)
+        } catch let error as VarlinkClientError {
             throw SesameError(error)
         }
     }

@@ -113,6 +113,7 @@ public struct Daemon: Sendable {
                     version: SesameVersion.current,
                     url: ""
                 ),
+                protocolInterface: "io.sesame.Varlink",
                 connectionGate: trust
             ),
             interfaces: Self.interfaces(engine: engine, store: store, providers: providers, trust: trust),

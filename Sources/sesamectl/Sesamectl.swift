@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import SesameClient
 import SesameCore
-import SesameVarlink
 
 /// `sesamectl`: shows and drives what sesamed does.
 @main
@@ -43,11 +42,8 @@ struct GlobalOptions: ParsableArguments {
     func connect() async throws -> SesameClient {
         do {
             return try await SesameClient.connect(socketPath: socket)
-        } catch let error as VarlinkClientError {
-            if case .cannotConnect(let path, _) = error {
-                throw ExitFailure.notRunning(path: path)
-            }
-            throw ExitFailure.message("\(error)")
+        } catch SesameError.cannotConnect(let path, _) {
+            throw ExitFailure.notRunning(path: path)
         }
     }
 }
@@ -85,12 +81,6 @@ extension AsyncParsableCommand {
         } catch let error as SesameError {
             printError("sesamed: \(error).")
             throw ExitCode(error.exitCode)
-        } catch let error as VarlinkError {
-            printError("sesamed answered: \(error)")
-            throw ExitCode.failure
-        } catch let error as VarlinkClientError {
-            printError("\(error)")
-            throw ExitCode.failure
         }
     }
 }

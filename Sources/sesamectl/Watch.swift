@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import SesameClient
 import SesameCore
-import SesameVarlink
 
 /// `sesamectl watch`: prints events as they happen, one line each.
 struct Watch: AsyncParsableCommand {
@@ -41,7 +40,7 @@ struct Watch: AsyncParsableCommand {
                 for try await update in updates {
                     printLine(json ? try update.jsonLine() : update.textLine)
                 }
-            } catch VarlinkClientError.connectionClosed {
+            } catch SesameError.disconnected {
                 // Falls through to the same message as a stream that ended without an error.
             }
             throw ExitFailure.message("sesamed closed the connection.")

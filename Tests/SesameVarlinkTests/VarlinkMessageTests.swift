@@ -4,7 +4,7 @@ import Testing
 @testable import SesameVarlink
 
 @Suite struct VarlinkMessageTests {
-    private func parse(_ text: String) throws(VarlinkError) -> VarlinkCall {
+    private func parse(_ text: String) throws(VarlinkProtocolError) -> VarlinkCall {
         try VarlinkCall(frame: ByteBuffer(string: text))
     }
 
@@ -36,7 +36,7 @@ import Testing
         #expect {
             try parse(text)
         } throws: { error in
-            (error as? VarlinkError)?.name == "io.sesame.Varlink.InvalidMessage"
+            if case .invalidMessage? = error as? VarlinkProtocolError { true } else { false }
         }
     }
 

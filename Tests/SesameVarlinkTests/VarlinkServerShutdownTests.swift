@@ -42,7 +42,10 @@ private struct GatedInterface: VarlinkInterface {
         let (gate, opening) = AsyncStream<Void>.makeStream()
         let server = try await VarlinkServer.bind(
             .path(path, mode: 0o600),
-            configuration: .init(info: .init(vendor: "Test", product: "test", version: "1", url: "")),
+            configuration: .init(
+                info: .init(vendor: "Test", product: "test", version: "1", url: ""),
+                protocolInterface: "test.Protocol"
+            ),
             interfaces: [GatedInterface(entered: enteredContinuation, gate: gate)],
             logger: Logger(label: "test")
         )

@@ -45,7 +45,8 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
         .path(path, mode: 0o600),
         configuration: .init(
             maximumMessageSize: 4096,
-            info: .init(vendor: "Test", product: "test", version: "1", url: "")
+            info: .init(vendor: "Test", product: "test", version: "1", url: ""),
+            protocolInterface: "test.Protocol"
         ),
         interfaces: [TestInterface()],
         logger: Logger(label: "test")
@@ -170,7 +171,8 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
             let bystander = try await VarlinkClient.connect(unixSocketPath: path)
             let offender = try await VarlinkClient.connect(unixSocketPath: path)
             let big = String(repeating: "x", count: 8192)
-            await #expect(throws: VarlinkError.messageTooLarge(limit: 4096)) {
+            // The server names its protocol errors in the interface its user gave it.
+            await #expect(throws: VarlinkError("test.Protocol.MessageTooLarge", parameters: ["limit": 4096])) {
                 try await offender.call("org.example.test.Echo", parameters: ["text": .string(big)])
             }
             await #expect(throws: VarlinkClientError.connectionClosed) {
@@ -190,7 +192,10 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
             await #expect(throws: VarlinkEndpointError.alreadyInUse(path: path)) {
                 _ = try await VarlinkServer.bind(
                     .path(path, mode: 0o600),
-                    configuration: .init(info: .init(vendor: "", product: "", version: "", url: "")),
+                    configuration: .init(
+                        info: .init(vendor: "", product: "", version: "", url: ""),
+                        protocolInterface: "test.Protocol"
+                    ),
                     interfaces: [],
                     logger: Logger(label: "test")
                 )

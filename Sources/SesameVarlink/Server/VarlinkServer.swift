@@ -1,4 +1,4 @@
-import CSystemd
+import CPeerCredentials
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -21,15 +21,20 @@ public final class VarlinkServer: Sendable {
         public var info: VarlinkServiceInfo
         /// Decides whether each new connection is served; none serves every connection.
         public var connectionGate: (any VarlinkConnectionGate)?
+        /// The interface that names the server's own errors: `InvalidMessage`, `MessageTooLarge`
+        /// and `InternalError` (e.g. `io.sesame.Varlink`).
+        public var protocolInterface: String
 
         /// Creates a configuration.
         public init(
             maximumMessageSize: Int = 1 << 20,
             info: VarlinkServiceInfo,
+            protocolInterface: String,
             connectionGate: (any VarlinkConnectionGate)? = nil
         ) {
             self.maximumMessageSize = maximumMessageSize
             self.info = info
+            self.protocolInterface = protocolInterface
             self.connectionGate = connectionGate
         }
     }
@@ -42,6 +47,7 @@ public final class VarlinkServer: Sendable {
     private let listener: NIOAsyncChannel<Connection, Never>
     private let interfaces: [String: any VarlinkInterface]
     private let gate: (any VarlinkConnectionGate)?
+    private let protocolInterface: String
     /// Refused connections still open while the peer reads its answer.
     private let lingering = NIOLockedValueBox(0)
     /// The connections being served and what each is doing.
@@ -56,6 +62,7 @@ public final class VarlinkServer: Sendable {
         listener: NIOAsyncChannel<Connection, Never>,
         interfaces: [String: any VarlinkInterface],
         gate: (any VarlinkConnectionGate)?,
+        protocolInterface: String,
         endpoint: VarlinkEndpoint,
         boundSocket: (path: String, identity: FileIdentity)?,
         logger: Logger
@@ -63,6 +70,7 @@ public final class VarlinkServer: Sendable {
         self.listener = listener
         self.interfaces = interfaces
         self.gate = gate
+        self.protocolInterface = protocolInterface
         self.endpoint = endpoint
         self.boundSocket = boundSocket
         self.logger = logger
@@ -105,6 +113,7 @@ public final class VarlinkServer: Sendable {
             listener: listener,
             interfaces: table,
             gate: configuration.connectionGate,
+            protocolInterface: configuration.protocolInterface,
             endpoint: endpoint,
             boundSocket: boundSocket,
             logger: logger
@@ -289,7 +298,7 @@ public final class VarlinkServer: Sendable {
                     call = try VarlinkCall(frame: frame)
                 } catch {
                     logger.notice("closing connection after an invalid message", metadata: ["error": "\(error)"])
-                    try await outbound.write(error.frame())
+                    try await outbound.write(error.varlinkError(in: protocolInterface).frame())
                     return
                 }
                 guard connections.begin(id, method: call.method) else { return }
@@ -310,7 +319,8 @@ public final class VarlinkServer: Sendable {
             }
         } catch VarlinkFramingError.messageTooLarge(let limit) {
             logger.notice("closing connection after a message over the size limit", metadata: ["limit": "\(limit)"])
-            try await outbound.write(VarlinkError.messageTooLarge(limit: limit).frame())
+            let error = VarlinkProtocolError.messageTooLarge(limit: limit)
+            try await outbound.write(error.varlinkError(in: protocolInterface).frame())
         } catch VarlinkFramingError.truncatedMessage(let bytes) {
             logger.debug("peer closed in the middle of a message", metadata: ["bytes": "\(bytes)"])
         }
@@ -347,7 +357,7 @@ public final class VarlinkServer: Sendable {
         } catch {
             // Unknown errors may carry anything; only their type reaches the log, never the peer.
             logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
-            result = VarlinkError("io.sesame.Varlink.InternalError").frame()
+            result = VarlinkError(protocolInterface + ".InternalError").frame()
         }
         if !call.oneway {
             try await outbound.write(result)

@@ -54,7 +54,7 @@ extension VarlinkCall {
     }
 
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
-    public init(frame: ByteBuffer) throws(VarlinkError) {
+    public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
         let envelope: Envelope
         do {
             envelope = try JSONCoding.decode(Envelope.self, from: Data(frame.readableBytesView))

@@ -44,14 +44,4 @@ extension VarlinkError {
 
     /// The method only works as a streaming call (`"more": true`).
     public static let expectedMore = Self("org.varlink.service.ExpectedMore")
-
-    /// A message exceeded the connection's size limit; the connection is closed after this reply.
-    public static func messageTooLarge(limit: Int) -> Self {
-        .init("io.sesame.Varlink.MessageTooLarge", parameters: ["limit": .int(Int64(limit))])
-    }
-
-    /// A message was not a valid Varlink call; the connection is closed after this reply.
-    public static func invalidMessage(_ reason: String) -> Self {
-        .init("io.sesame.Varlink.InvalidMessage", parameters: ["reason": .string(reason)])
-    }
 }

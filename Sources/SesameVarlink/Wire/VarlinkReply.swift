@@ -64,7 +64,7 @@ public struct VarlinkReplyMessage: Sendable {
     }
 
     /// Parses one NUL-stripped reply frame.
-    public init(frame: ByteBuffer) throws(VarlinkError) {
+    public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
         let envelope: Envelope
         do {
             envelope = try JSONCoding.decode(Envelope.self, from: Data(frame.readableBytesView))
