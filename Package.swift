@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CPeerCredentials"),
         .target(name: "SesameCore"),
         .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
+        // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
+        .target(name: "SesameProtocol", dependencies: ["SesameCore"]),
         .target(
             name: "SesameVarlink",
             dependencies: [
@@ -68,6 +70,7 @@ let package = Package(
                 "CSystemd",
                 "SesameCore",
                 "SesameStore",
+                "SesameProtocol",
                 "SesameProviders",
                 "SesameVarlink",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -98,7 +101,7 @@ let package = Package(
         ),
         .target(
             name: "SesameClient",
-            dependencies: ["SesameCore", "SesameVarlink"]
+            dependencies: ["SesameCore", "SesameProtocol", "SesameVarlink"]
         ),
         .executableTarget(
             name: "sesamed",
@@ -118,6 +121,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
+        .testTarget(
+            name: "SesameProtocolTests",
+            dependencies: ["SesameProtocol", "SesameCore"]
+        ),
         .testTarget(
             name: "SesameStoreTests",
             dependencies: ["SesameStore", "SesameCore", .product(name: "Logging", package: "swift-log")]

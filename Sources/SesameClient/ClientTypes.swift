@@ -1,6 +1,24 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 import SesameVarlink
+
+// The contract's types (SesameProtocol), under the names programs know them by.
+
+/// Tokens a program obtained itself, as it hands them to `importTokens`.
+public typealias ImportedTokens = Tokens
+/// An access token as `GetToken` hands it out.
+public typealias AccessToken = GetTokenReply
+/// What a device login asks the person to do.
+public typealias DeviceVerification = Verification
+/// Where to send the browser for an authorization-code login.
+public typealias BrowserAuthorization = Authorization
+/// What `logout` did.
+public typealias LogoutResult = LogoutReply
+/// A configured provider, and how its accounts log in.
+public typealias ProviderInfo = Provider
+/// The ways sesamed can log an account in.
+public typealias LoginFlow = SesameProtocol.LoginFlow
 
 /// What `org.varlink.service.GetInfo` reports about the daemon.
 public struct ServiceInfo: Sendable, Decodable, Hashable {
@@ -16,91 +34,6 @@ public struct ServiceInfo: Sendable, Decodable, Hashable {
     public var interfaces: [String]
 }
 
-/// Tokens a program obtained itself, as it hands them to `importTokens`. Its descriptions never
-/// show token text, so printing or logging one leaks nothing.
-public struct ImportedTokens: Sendable, Codable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-    CustomReflectable
-{
-    /// The access token.
-    public var accessToken: String
-    /// The refresh token, if the provider issued one.
-    public var refreshToken: String?
-    /// The OpenID Connect ID token, if any.
-    public var idToken: String?
-    /// Usually `Bearer`.
-    public var tokenType: String?
-    /// Seconds until the access token expires.
-    public var expiresIn: Int?
-    /// Seconds until the refresh token expires.
-    public var refreshExpiresIn: Int?
-    /// The granted scopes.
-    public var scopes: [String]?
-
-    /// Creates the tokens to import.
-    public init(
-        accessToken: String,
-        refreshToken: String? = nil,
-        idToken: String? = nil,
-        tokenType: String? = nil,
-        expiresIn: Int? = nil,
-        refreshExpiresIn: Int? = nil,
-        scopes: [String]? = nil
-    ) {
-        self.accessToken = accessToken
-        self.refreshToken = refreshToken
-        self.idToken = idToken
-        self.tokenType = tokenType
-        self.expiresIn = expiresIn
-        self.refreshExpiresIn = refreshExpiresIn
-        self.scopes = scopes
-    }
-
-    public var description: String {
-        let refresh = refreshToken == nil ? "no refresh token" : "a refresh token"
-        let expiry = expiresIn.map { "expires in \($0) s" } ?? "no stated expiry"
-        return "ImportedTokens(redacted; \(refresh), \(expiry), scopes: \((scopes ?? []).joined(separator: " ")))"
-    }
-
-    public var debugDescription: String { description }
-
-    public var customMirror: Mirror {
-        Mirror(self, children: ["redacted": description])
-    }
-}
-
-/// An access token as `GetToken` hands it out.
-public struct AccessToken: Sendable, Decodable, Hashable, CustomStringConvertible {
-    /// The token to send to the API.
-    public var accessToken: String
-    /// How to present it, usually `Bearer`.
-    public var tokenType: String
-    /// When it expires, if known.
-    public var expiresAt: Date?
-
-    /// Describes the token without showing it.
-    public var description: String { "AccessToken(\(tokenType), expires \(expiresAt.map { "\($0)" } ?? "unknown"))" }
-}
-
-/// What a device login asks the person to do.
-public struct DeviceVerification: Sendable, Decodable, Hashable {
-    /// Where to go.
-    public var uri: String
-    /// The same with the code filled in, when the provider gives one.
-    public var uriComplete: String?
-    /// The code to enter.
-    public var userCode: String
-    /// When the code stops working.
-    public var expiresAt: Date
-}
-
-/// The ways sesamed can log an account in.
-public enum LoginFlow: String, Sendable, Hashable, CaseIterable, Decodable {
-    /// The device flow (RFC 8628): the person enters a code on any device.
-    case device
-    /// Authorization code with PKCE, redirected to a loopback address the caller listens on.
-    case authorizationCode
-}
-
 /// Progress of a login.
 public enum LoginProgress: Sendable, Hashable {
     /// A device login: show this to the person; `.done` follows once they approved.
@@ -112,52 +45,16 @@ public enum LoginProgress: Sendable, Hashable {
     case done(Account)
 
     /// Reads a reply of `Login`; nil for a kind of reply this version does not know.
-    init?(_ reply: VarlinkReplyMessage) throws {
-        func member(_ name: String) -> JSONValue? {
-            guard let value = reply.parameters[name], value != .null else { return nil }
-            return value
-        }
-        if let verification = member("verification") {
-            self = .verification(try verification.decode(as: DeviceVerification.self))
-        } else if let authorization = member("authorization") {
-            self = .authorization(try authorization.decode(as: BrowserAuthorization.self))
-        } else if let account = member("account") {
-            self = .done(try account.decode(as: Account.self))
+    init?(_ reply: LoginReply) {
+        if let verification = reply.verification {
+            self = .verification(verification)
+        } else if let authorization = reply.authorization {
+            self = .authorization(authorization)
+        } else if let account = reply.account {
+            self = .done(account)
         } else {
             return nil
         }
-    }
-}
-
-/// What `logout` did.
-public struct LogoutResult: Sendable, Decodable, Hashable {
-    /// The account, now logged out; its tokens are wiped either way.
-    public var account: Account
-    /// True when the provider confirmed it revoked the grant, false when it was not revoked
-    /// there (see `notRevokedReason`); nil from a daemon too old to say.
-    public var revokedRemotely: Bool?
-    /// Why the grant was not revoked at the provider, when the daemon says.
-    public var notRevokedReason: String?
-}
-
-/// A configured provider, and how its accounts log in.
-public struct ProviderInfo: Sendable, Decodable, Hashable {
-    /// The provider's name, e.g. `google`.
-    public var name: String
-    /// The adapter: oidc, kakao, naver, google or apple.
-    public var type: String
-    /// The flows `login` offers; empty when accounts arrive only by handover (Apple).
-    public var flows: [LoginFlow]
-    /// The flow `login` uses when none is named.
-    public var defaultFlow: LoginFlow?
-    /// The one loopback redirect registered at the provider, when it accepts no other.
-    public var redirectURI: String?
-    /// Why `login` is not offered, when `flows` is empty.
-    public var loginUnavailable: String?
-
-    enum CodingKeys: String, CodingKey {
-        case name, type, flows, defaultFlow, loginUnavailable
-        case redirectURI = "redirectUri"
     }
 }
 
@@ -191,14 +88,6 @@ public struct HandedOverCode: Sendable, Hashable, CustomStringConvertible {
 
     /// Never the code or the verifier.
     public var description: String { "HandedOverCode(redirectURI: \(redirectURI ?? "-"))" }
-}
-
-/// Where to send the browser for an authorization-code login.
-public struct BrowserAuthorization: Sendable, Decodable, Hashable {
-    /// The URL to open.
-    public var url: String
-    /// The value the redirect must carry back.
-    public var state: String
 }
 
 /// One reply of an event subscription.

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 import SesameVarlink
 
 /// A connection to sesamed for Swift programs: typed calls and event streams over its Varlink socket.
@@ -44,13 +45,12 @@ public struct SesameClient: Sendable {
 
     /// The accounts the caller may see.
     public func accounts() async throws -> [Account] {
-        struct Reply: Decodable { var accounts: [Account] }
-        return try await call("io.sesame.Accounts.List").decode(Reply.self).accounts
+        try await call(.list, NoParameters(), ListReply.self).accounts
     }
 
     /// One account.
     public func account(_ id: String) async throws -> Account {
-        try await call("io.sesame.Accounts.Get", ["account": .string(id)]).decode(AccountReply.self).account
+        try await call(.get, AccountParameters(account: id), AccountReply.self).account
     }
 
     /// Hands sesamed the tokens of a login the program did itself; returns the account.
@@ -61,31 +61,31 @@ public struct SesameClient: Sendable {
         owner: UInt32? = nil,
         tokens: ImportedTokens
     ) async throws -> Account {
-        var parameters: [String: JSONValue] = [
-            "provider": .string(provider),
-            "subject": .string(subject),
-            "tokens": try JSONValue(encoding: tokens),
-        ]
-        if let displayName { parameters["displayName"] = .string(displayName) }
-        if let owner { parameters["owner"] = .int(Int64(owner)) }
-        return try await call("io.sesame.Accounts.ImportTokens", parameters).decode(AccountReply.self).account
+        let parameters = ImportTokensParameters(
+            provider: provider,
+            subject: subject,
+            displayName: displayName,
+            owner: owner,
+            tokens: tokens
+        )
+        return try await call(.importTokens, parameters, AccountReply.self).account
     }
 
     /// A current access token for the account, refreshed by the daemon when needed.
     public func accessToken(for account: String) async throws -> AccessToken {
-        try await call("io.sesame.Accounts.GetToken", ["account": .string(account)]).decode(AccessToken.self)
+        try await call(.getToken, AccountParameters(account: account), GetTokenReply.self)
     }
 
     /// Ends the account's session; returns the account, now logged out, and whether the provider
     /// confirmed the revocation of its grant.
     @discardableResult
     public func logout(_ account: String) async throws -> LogoutResult {
-        try await call("io.sesame.Accounts.Logout", ["account": .string(account)]).decode(LogoutResult.self)
+        try await call(.logout, AccountParameters(account: account), LogoutReply.self)
     }
 
     /// Deletes the account record.
     public func remove(_ account: String) async throws {
-        _ = try await call("io.sesame.Accounts.Remove", ["account": .string(account)])
+        _ = try await call(.remove, AccountParameters(account: account), NoParameters.self)
     }
 
     /// Logs an account in with `flow`, or with the flow the provider's file names when `flow` is
@@ -99,13 +99,12 @@ public struct SesameClient: Sendable {
         redirectURI: String? = nil,
         scopes: [String]? = nil
     ) async throws -> AsyncThrowingStream<LoginProgress, any Error> {
-        var parameters: [String: JSONValue] = ["provider": .string(provider)]
-        if let flow { parameters["flow"] = .string(flow.rawValue) }
-        if let redirectURI { parameters["redirectUri"] = .string(redirectURI) }
-        if let scopes { parameters["scopes"] = .array(scopes.map { .string($0) }) }
-        return relay(try await connection.stream("io.sesame.Accounts.Login", parameters: parameters)) {
-            try LoginProgress($0)
-        }
+        let parameters = LoginParameters(provider: provider, flow: flow, redirectUri: redirectURI, scopes: scopes)
+        let replies = try await connection.stream(
+            AccountsContract.Method.login.qualifiedName,
+            parameters: try Self.members(parameters)
+        )
+        return relay(replies) { LoginProgress(try $0.decode(LoginReply.self)) }
     }
 
     /// Starts an authorization-code login whose redirect goes to `redirectURI` on 127.0.0.1;
@@ -113,51 +112,54 @@ public struct SesameClient: Sendable {
     public func startBrowserLogin(provider: String, redirectURI: String, scopes: [String]? = nil) async throws
         -> BrowserAuthorization
     {
-        var parameters: [String: JSONValue] = [
-            "provider": .string(provider), "flow": "authorizationCode", "redirectUri": .string(redirectURI),
-        ]
-        if let scopes { parameters["scopes"] = .array(scopes.map { .string($0) }) }
-        struct Reply: Decodable { var authorization: BrowserAuthorization }
-        return try await call("io.sesame.Accounts.Login", parameters).decode(Reply.self).authorization
+        let parameters = LoginParameters(
+            provider: provider,
+            flow: .authorizationCode,
+            redirectUri: redirectURI,
+            scopes: scopes
+        )
+        guard let authorization = try await call(.login, parameters, LoginReply.self).authorization else {
+            throw SesameError.invalidReply("Login answered without an authorization")
+        }
+        return authorization
     }
 
     /// Finishes an authorization-code login.
     public func completeLogin(state: String, code: String) async throws -> Account {
-        try await call("io.sesame.Accounts.CompleteLogin", ["state": .string(state), "code": .string(code)])
-            .decode(AccountReply.self).account
+        try await call(.completeLogin, CompleteLoginParameters(state: state, code: code), AccountReply.self).account
     }
 
     /// The configured providers, and how their accounts log in.
     public func providers() async throws -> [ProviderInfo] {
-        struct Reply: Decodable { var providers: [ProviderInfo] }
-        return try await call("io.sesame.Accounts.ListProviders").decode(Reply.self).providers
+        try await call(.listProviders, NoParameters(), ListProvidersReply.self).providers
     }
 
     /// Redeems an authorization code an app or web page obtained (code handover); returns the
     /// account, owned by the caller.
     public func redeemCode(provider: String, _ code: HandedOverCode, displayName: String? = nil) async throws -> Account
     {
-        var parameters: [String: JSONValue] = ["provider": .string(provider), "code": .string(code.code)]
-        let optional = [
-            ("redirectUri", code.redirectURI), ("codeVerifier", code.codeVerifier), ("state", code.state),
-            ("user", code.user), ("displayName", displayName),
-        ]
-        for case let (name, value?) in optional { parameters[name] = .string(value) }
-        return try await call("io.sesame.Accounts.RedeemCode", parameters).decode(AccountReply.self).account
+        let parameters = RedeemCodeParameters(
+            provider: provider,
+            code: code.code,
+            redirectUri: code.redirectURI,
+            codeVerifier: code.codeVerifier,
+            state: code.state,
+            user: code.user,
+            displayName: displayName
+        )
+        return try await call(.redeemCode, parameters, AccountReply.self).account
     }
 
     /// Refreshes the account's tokens now.
     public func refresh(_ account: String) async throws -> Account {
-        try await call("io.sesame.Accounts.Refresh", ["account": .string(account)]).decode(AccountReply.self).account
+        try await call(.refresh, AccountParameters(account: account), AccountReply.self).account
     }
 
-    /// Tells sesamed an API rejected `accessToken`; true when that made it refresh.
+    /// Reports that an API rejected `accessToken` (HTTP 401); sesamed refreshes once if it is
+    /// still the current one. Returns whether the account now holds another access token.
     public func reportRejected(account: String, accessToken: String) async throws -> Bool {
-        struct Reply: Decodable { var refreshed: Bool }
-        return try await call(
-            "io.sesame.Accounts.ReportRejected",
-            ["account": .string(account), "accessToken": .string(accessToken)]
-        ).decode(Reply.self).refreshed
+        let parameters = ReportRejectedParameters(account: account, accessToken: accessToken)
+        return try await call(.reportRejected, parameters, ReportRejectedReply.self).refreshed
     }
 
     /// Re-seals the token store under a new key (root only); returns the new key id.
@@ -220,5 +222,17 @@ public struct SesameClient: Sendable {
         }
     }
 
-    private struct AccountReply: Decodable { var account: Account }
+    /// One `io.sesame.Accounts` call with typed parameters and reply.
+    private func call<Parameters: Encodable, Reply: Decodable>(
+        _ method: AccountsContract.Method,
+        _ parameters: Parameters,
+        _ reply: Reply.Type
+    ) async throws -> Reply {
+        try await call(method.qualifiedName, try Self.members(parameters)).decode(reply)
+    }
+
+    /// The members of an encoded parameter struct.
+    private static func members(_ parameters: some Encodable) throws -> [String: JSONValue] {
+        try JSONValue(encoding: parameters).objectValue ?? [:]
+    }
 }

@@ -60,18 +60,12 @@ struct Logout: AsyncParsableCommand {
         }
     }
 
-    /// What the person is told: whether the grant is gone at the provider too, when the daemon says.
+    /// What the person is told: whether the grant is gone at the provider too.
     static func line(_ result: LogoutResult) -> String {
         let id = result.account.id
-        switch result.revokedRemotely {
-        case true?:
-            return "\(id) logged out; the provider confirmed the revocation"
-        case false?:
-            let reason = result.notRevokedReason.map { ": \($0.forDisplay(limit: 300))" } ?? ""
-            return "\(id) logged out here; not revoked at the provider\(reason)"
-        case nil:
-            return "\(id) logged out"
-        }
+        guard !result.revokedRemotely else { return "\(id) logged out; the provider confirmed the revocation" }
+        let reason = result.notRevokedReason.map { ": \($0.forDisplay(limit: 300))" } ?? ""
+        return "\(id) logged out here; not revoked at the provider\(reason)"
     }
 }
 
@@ -157,8 +151,8 @@ struct Import: AsyncParsableCommand {
                         refreshToken: response.refreshToken,
                         idToken: response.idToken,
                         tokenType: response.tokenType,
-                        expiresIn: response.expiresIn,
-                        refreshExpiresIn: response.refreshExpiresIn,
+                        expiresIn: response.expiresIn.map(Int64.init),
+                        refreshExpiresIn: response.refreshExpiresIn.map(Int64.init),
                         scopes: response.scope?.split(separator: " ").map(String.init)
                     )
                 )

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 import SesameProviders
 import SesameVarlink
 
@@ -11,22 +12,23 @@ extension AccountsInterface {
     func listProviders() throws -> VarlinkReply {
         let configured = providers.names.compactMap { try? providers.adapter($0) }
         let list = configured.map { (adapter: any ProviderAdapter) in
-            ProvidersReply.Provider(
+            Provider(
                 name: adapter.name,
                 type: adapter.configuration.kind.typeName,
-                flows: adapter.loginFlows.map(\.wireName),
-                defaultFlow: adapter.loginFlows.contains(adapter.defaultFlow) ? adapter.defaultFlow.wireName : nil,
-                redirectUri: adapter.configuration.redirectURI,
+                flows: adapter.loginFlows.map(\.wire),
+                defaultFlow: adapter.loginFlows.contains(adapter.defaultFlow) ? adapter.defaultFlow.wire : nil,
+                redirectURI: adapter.configuration.redirectURI,
                 loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil
             )
         }
-        return try VarlinkReply(ProvidersReply(providers: list))
+        return try VarlinkReply(ListProvidersReply(providers: list))
     }
 
     /// Redeems a handed-over authorization code into an account owned by the caller. It counts
     /// against the caller's logins like `Login`, since it makes the provider work the same way.
-    func redeemCode(_ call: VarlinkCall, caller: Caller, context: VarlinkCallContext) async throws -> VarlinkReply {
-        let request = try call.decodeParameters(RedeemParameters.self)
+    func redeemCode(_ request: RedeemCodeParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
         let adapter = try providers.adapter(request.provider)
         guard !request.code.isEmpty, request.code.utf8.count <= 4096 else {
             throw VarlinkError.invalidParameter("code")
@@ -71,18 +73,11 @@ extension AccountsInterface {
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.
-    static func flow(_ requested: String?, of adapter: any ProviderAdapter) throws -> ProviderConfiguration.Flow {
-        let flow =
-            try requested.map { name throws(VarlinkError) in
-                guard let flow = ProviderConfiguration.Flow.allCases.first(where: { $0.wireName == name }) else {
-                    throw .invalidParameter("flow")
-                }
-                return flow
-            } ?? adapter.defaultFlow
+    static func flow(_ requested: LoginFlow?, of adapter: any ProviderAdapter) throws -> ProviderConfiguration.Flow {
+        let flow = requested.map(ProviderConfiguration.Flow.init) ?? adapter.defaultFlow
         guard adapter.loginFlows.contains(flow) else {
-            let reason =
-                adapter.loginUnavailable
-                ?? "\(adapter.name) offers the \(adapter.loginFlows.map(\.wireName).joined(separator: " or ")) flow only"
+            let offered = adapter.loginFlows.map(\.wire.rawValue).joined(separator: " or ")
+            let reason = adapter.loginUnavailable ?? "\(adapter.name) offers the \(offered) flow only"
             throw VarlinkLoginError.unsupported(provider: adapter.name, reason: reason)
         }
         return flow
@@ -90,11 +85,19 @@ extension AccountsInterface {
 }
 
 extension ProviderConfiguration.Flow {
-    /// The flow's name in `io.sesame.Accounts`.
-    var wireName: String {
+    /// The flow as `io.sesame.Accounts` names it.
+    var wire: LoginFlow {
         switch self {
-        case .device: "device"
-        case .authorizationCode: "authorizationCode"
+        case .device: .device
+        case .authorizationCode: .authorizationCode
+        }
+    }
+
+    /// The flow a caller named.
+    init(_ wire: LoginFlow) {
+        switch wire {
+        case .device: self = .device
+        case .authorizationCode: self = .authorizationCode
         }
     }
 }

@@ -1,0 +1,180 @@
+import Foundation
+import SesameCore
+import SesameProtocol
+import SesameProviders
+import SesameVarlink
+
+/// How accounts come to be: `Login`, `CompleteLogin` and `ImportTokens`.
+extension AccountsInterface {
+    func login(_ request: LoginParameters, more: Bool, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
+        let adapter = try providers.adapter(request.provider)
+        let flow = try Self.flow(request.flow, of: adapter)
+        // One allowance for both flows: device logins while they poll, code logins while they
+        // wait for CompleteLogin; checked before the provider is asked anything.
+        let uid = caller.peer.uid
+        if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
+        defer { trust.release(.login, for: uid) }
+        do {
+            switch flow {
+            case .device:
+                guard more else { throw VarlinkError.expectedMore }
+                let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
+                let verification = Verification(
+                    uri: authorization.verificationURI,
+                    uriComplete: authorization.verificationURIComplete,
+                    userCode: authorization.userCode,
+                    expiresAt: authorization.expiresAt
+                )
+                try await context.send(VarlinkReply(LoginReply(verification: verification)))
+                let login = try await adapter.finishDeviceLogin(authorization)
+                return try await accountReply(
+                    for: login,
+                    provider: request.provider,
+                    adapter: adapter,
+                    owner: uid,
+                    context: context
+                )
+            case .authorizationCode:
+                // A provider that accepts only its registered redirect gets exactly that one.
+                guard let redirect = request.redirectUri, Self.isLoopbackRedirect(redirect),
+                    adapter.configuration.redirectURI.map({ $0 == redirect }) ?? true
+                else {
+                    throw VarlinkError.invalidParameter("redirectUri")
+                }
+                let started = try await adapter.startAuthorizationCodeLogin(
+                    redirectURI: redirect,
+                    scopes: request.scopes
+                )
+                await pendingLogins.add(started, provider: request.provider, adapter: adapter, owner: uid)
+                return try VarlinkReply(
+                    LoginReply(authorization: Authorization(url: started.url, state: started.state))
+                )
+            }
+        } catch let error as ProviderError {
+            Self.log(error, ofLoginWith: request.provider, context: context)
+            throw VarlinkLoginError.provider(error)
+        }
+    }
+
+    func completeLogin(_ request: CompleteLoginParameters, _ caller: Caller, _ context: VarlinkCallContext)
+        async throws -> VarlinkReply
+    {
+        guard let pending = await pendingLogins.take(state: request.state, owner: caller.peer.uid) else {
+            throw VarlinkLoginError.unknownLogin
+        }
+        let login: ProviderLogin
+        do {
+            login = try await pending.adapter.finishAuthorizationCodeLogin(pending.request, code: request.code)
+        } catch {
+            Self.log(error, ofLoginWith: pending.provider, context: context)
+            throw VarlinkLoginError.provider(error)
+        }
+        return try await accountReply(
+            for: login,
+            provider: pending.provider,
+            adapter: pending.adapter,
+            owner: caller.peer.uid,
+            context: context
+        )
+    }
+
+    func importTokens(_ request: ImportTokensParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
+        let owner = request.owner ?? caller.peer.uid
+        guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
+        // An account of a provider that is not configured could never refresh or be revoked.
+        let adapter = try providers.adapter(request.provider)
+        let now = Date()
+        func expiry(_ seconds: Int64?) throws(VarlinkError) -> Date? {
+            guard let seconds else { return nil }
+            guard seconds > 0 else { throw .invalidParameter("tokens") }
+            return now.addingTimeInterval(TimeInterval(seconds))
+        }
+        let tokens = TokenSet(
+            accessToken: request.tokens.accessToken,
+            refreshToken: request.tokens.refreshToken,
+            idToken: request.tokens.idToken,
+            tokenType: request.tokens.tokenType ?? "Bearer",
+            accessTokenExpiresAt: try expiry(request.tokens.expiresIn),
+            refreshTokenExpiresAt: try expiry(request.tokens.refreshExpiresIn),
+            scopes: request.tokens.scopes ?? []
+        )
+        try await Self.verify(tokens, subject: request.subject, with: adapter)
+        let account = try await engine.importSession(
+            ImportedSession(
+                provider: request.provider,
+                subject: request.subject,
+                displayName: request.displayName.map(Self.shown),
+                owner: owner,
+                tokens: tokens
+            )
+        )
+        context.logger.info(
+            "tokens imported",
+            metadata: ["account": "\(account.id)", "provider": "\(account.provider)"]
+        )
+        return try VarlinkReply(AccountReply(account: account))
+    }
+
+    /// Tokens handed over must be the provider's, for this client, about `subject`, as far as
+    /// the provider can tell (an ID token, or its own token-information API).
+    private static func verify(_ tokens: TokenSet, subject: String, with adapter: any ProviderAdapter) async throws {
+        do throws(ProviderError) {
+            try await adapter.verifyHandedOver(tokens, subject: subject)
+        } catch .transient(let reason, _) {
+            throw VarlinkLoginError.provider(.transient(reason: reason, retryAfter: .zero))
+        } catch .misconfigured(let reason), .untrustedCertificate(let reason) {
+            throw VarlinkLoginError.provider(.misconfigured(reason))
+        } catch {
+            throw SessionError.invalidTokens("the tokens do not check out: \(error)")
+        }
+    }
+
+    /// Logs how a login ended at the provider, or that its caller gave up on it.
+    static func log(_ error: ProviderError, ofLoginWith provider: String, context: VarlinkCallContext) {
+        if Task.isCancelled {
+            // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
+            context.logger.info("login abandoned by its caller", metadata: ["provider": "\(provider)"])
+        } else {
+            context.logger.notice("login failed", metadata: ["provider": "\(provider)", "error": "\(error)"])
+        }
+    }
+
+    /// RFC 8252: the redirect of a native app goes to the loopback interface, on a port the app
+    /// chose; anything else could hand the code to someone else.
+    static func isLoopbackRedirect(_ uri: String) -> Bool {
+        guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host else { return false }
+        return host == "127.0.0.1" || host == "[::1]" || host == "::1"
+    }
+
+    /// Stores a login's account. Tokens that cannot be stored are revoked: the provider issued
+    /// them, and nobody would hold them.
+    func accountReply(
+        for login: ProviderLogin,
+        provider: String,
+        adapter: any ProviderAdapter,
+        owner: UInt32,
+        context: VarlinkCallContext
+    ) async throws -> VarlinkReply {
+        let account: Account
+        do {
+            account = try await engine.importSession(
+                ImportedSession(
+                    provider: provider,
+                    subject: login.subject,
+                    displayName: login.displayName,
+                    owner: owner,
+                    tokens: login.tokens
+                )
+            )
+        } catch {
+            try? await adapter.revoke(login.tokens)
+            throw error
+        }
+        context.logger.info("logged in", metadata: ["account": "\(account.id)", "provider": "\(provider)"])
+        return try VarlinkReply(AccountReply(account: account))
+    }
+}
