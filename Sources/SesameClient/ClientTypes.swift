@@ -101,19 +101,13 @@ public enum SubscriptionUpdate: Sendable, Hashable {
 
     /// Reads a reply; nil for a kind of reply this version does not know, so older clients keep
     /// working against newer daemons.
-    init?(_ reply: VarlinkReplyMessage) throws {
-        struct Ready: Decodable { var sequence: UInt64 }
-        struct Resync: Decodable {
-            var sequence: UInt64
-            var accounts: [Account]
-        }
-        if let ready = reply.parameters["ready"] {
-            self = .ready(sequence: try ready.decode(as: Ready.self).sequence)
-        } else if let event = reply.parameters["event"] {
-            self = .event(try event.decode(as: AuthEvent.self))
-        } else if let resync = reply.parameters["resync"] {
-            let decoded = try resync.decode(as: Resync.self)
-            self = .resync(sequence: decoded.sequence, accounts: decoded.accounts)
+    init?(_ reply: SubscribeReply) {
+        if let ready = reply.ready {
+            self = .ready(sequence: ready.sequence)
+        } else if let event = reply.event {
+            self = .event(event)
+        } else if let resync = reply.resync {
+            self = .resync(sequence: resync.sequence, accounts: resync.accounts)
         } else {
             return nil
         }

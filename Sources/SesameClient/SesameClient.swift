@@ -164,8 +164,7 @@ public struct SesameClient: Sendable {
 
     /// Re-seals the token store under a new key (root only); returns the new key id.
     public func rekey() async throws -> String {
-        struct Reply: Decodable { var keyId: String }
-        return try await call("io.sesame.Admin.Rekey").decode(Reply.self).keyId
+        try await call(AdminContract.Method.rekey.qualifiedName).decode(RekeyReply.self).keyId
     }
 
     /// Subscribes to events. The first element is always `.ready`; with `since`, what was missed
@@ -173,13 +172,17 @@ public struct SesameClient: Sendable {
     public func events(accounts: [String]? = nil, kinds: [AuthEvent.Kind]? = nil, since: UInt64? = nil) async throws
         -> AsyncThrowingStream<SubscriptionUpdate, any Error>
     {
-        var parameters: [String: JSONValue] = [:]
-        if let accounts { parameters["accounts"] = .array(accounts.map { .string($0) }) }
-        if let kinds { parameters["kinds"] = .array(kinds.map { .string($0.rawValue) }) }
-        if let since { parameters["since"] = .int(Int64(clamping: since)) }
-        return relay(try await connection.stream("io.sesame.Events.Subscribe", parameters: parameters)) {
-            try SubscriptionUpdate($0)
-        }
+        // Varlink's int is 64-bit signed; a larger `since` means "after everything" all the same.
+        let parameters = SubscribeParameters(
+            accounts: accounts,
+            kinds: kinds,
+            since: since.map { min($0, UInt64(Int64.max)) }
+        )
+        let replies = try await connection.stream(
+            EventsContract.Method.subscribe.qualifiedName,
+            parameters: try Self.members(parameters)
+        )
+        return relay(replies) { SubscriptionUpdate(try $0.decode(SubscribeReply.self)) }
     }
 
     /// Closes the connection.

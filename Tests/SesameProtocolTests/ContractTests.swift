@@ -46,22 +46,26 @@ extension LoginFlow: WireEnum {}
         #expect(item != .object && parsed.methods["Get"]?.reply.count == 2)
     }
 
-    @Test(arguments: AccountsContract.Method.allCases)
-    func accountsMethodMatchesTheInterfaceFile(_ method: AccountsContract.Method) throws {
-        let idl = try Self.interface(AccountsContract.interface)
-        let declared = try #require(idl.methods[method.rawValue], "\(method.rawValue) is not in the interface file")
-        let (parameters, reply) = method.signature
-        try expectSame(
-            idl.resolved(.structure(declared.parameters)),
-            try WireShape.of(parameters),
-            "\(method) parameters"
-        )
+    /// Every method of every contract, with its Swift parameter and reply types.
+    static let signatures: [(interface: String, method: String, types: (any Codable.Type, any Codable.Type))] =
+        AccountsContract.Method.allCases.map { (AccountsContract.interface, $0.rawValue, $0.signature) }
+        + EventsContract.Method.allCases.map { (EventsContract.interface, $0.rawValue, $0.signature) }
+        + AdminContract.Method.allCases.map { (AdminContract.interface, $0.rawValue, $0.signature) }
+
+    @Test(arguments: signatures.indices)
+    func aMethodMatchesTheInterfaceFile(_ index: Int) throws {
+        let (interface, method, (parameters, reply)) = Self.signatures[index]
+        let idl = try Self.interface(interface)
+        let declared = try #require(idl.methods[method], "\(interface).\(method) is not in the interface file")
+        let fileParameters = idl.resolved(.structure(declared.parameters))
+        try expectSame(fileParameters, try WireShape.of(parameters), "\(method) parameters")
         try expectSame(idl.resolved(.structure(declared.reply)), try WireShape.of(reply), "\(method) reply")
     }
 
-    @Test func everyMethodOfTheAccountsFileHasASwiftSignature() throws {
-        let idl = try Self.interface(AccountsContract.interface)
-        let swift = Set(AccountsContract.Method.allCases.map(\.rawValue))
+    @Test(arguments: [AccountsContract.interface, EventsContract.interface, AdminContract.interface])
+    func everyMethodOfAnInterfaceFileHasASwiftSignature(_ interface: String) throws {
+        let idl = try Self.interface(interface)
+        let swift = Set(Self.signatures.filter { $0.interface == interface }.map(\.method))
         #expect(Set(idl.methods.keys) == swift)
     }
 

@@ -1,30 +1,27 @@
 import SesameCore
+import SesameProtocol
 import SesameStore
 import SesameVarlink
 
 /// `io.sesame.Admin`: root-only maintenance.
 struct AdminInterface: VarlinkInterface {
-    let name = "io.sesame.Admin"
+    let name = AdminContract.interface
     let interfaceDescription: String
     let engine: DaemonEngine
     let store: EncryptedStore
 
-    private struct RekeyReply: Encodable { var keyId: String }
-    private struct StatsReply: Encodable {
-        var accounts: Int
-        var subscribers: Int
-        var sequence: UInt64
-        var keyId: String
-    }
-
+    /// The method table; every method is root's only.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
-        switch call.methodName {
-        case "Rekey":
+        guard let method = AdminContract.Method(rawValue: call.methodName) else {
+            throw VarlinkError.methodNotFound(call.method)
+        }
+        switch method {
+        case .rekey:
             let keyID = try store.rekey()
             context.logger.notice("token store re-sealed", metadata: ["key_id": "\(keyID)"])
             return try VarlinkReply(RekeyReply(keyId: keyID))
-        case "Stats":
+        case .stats:
             return try VarlinkReply(
                 StatsReply(
                     accounts: await engine.list().count,
@@ -33,8 +30,6 @@ struct AdminInterface: VarlinkInterface {
                     keyId: store.keyID
                 )
             )
-        default:
-            throw VarlinkError.methodNotFound(call.method)
         }
     }
 }

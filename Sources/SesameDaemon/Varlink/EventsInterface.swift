@@ -1,44 +1,30 @@
 import SesameCore
+import SesameProtocol
 import SesameVarlink
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.
 struct EventsInterface: VarlinkInterface {
-    let name = "io.sesame.Events"
+    let name = EventsContract.interface
     let interfaceDescription: String
     let engine: DaemonEngine
     let trust: Trust
 
-    private struct SubscribeParameters: Decodable {
-        var accounts: [String]?
-        var kinds: [String]?
-        var since: UInt64?
-    }
-
-    private struct ReadyReply: Encodable {
-        struct Ready: Encodable { var sequence: UInt64 }
-        var ready: Ready
-    }
-
-    private struct ResyncReply: Encodable {
-        struct Resync: Encodable {
-            var sequence: UInt64
-            var accounts: [Account]
-        }
-        var resync: Resync
-    }
-
+    /// The method table.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard call.methodName == "Subscribe" else { throw VarlinkError.methodNotFound(call.method) }
-        guard call.more else { throw VarlinkError.expectedMore }
-        let parameters = try call.decodeParameters(SubscribeParameters.self)
-        let kinds = try parameters.kinds.map { names throws(VarlinkError) in
-            Set(
-                try names.map { name throws(VarlinkError) in
-                    guard let kind = AuthEvent.Kind(rawValue: name) else { throw .invalidParameter("kinds") }
-                    return kind
-                }
-            )
+        guard let method = EventsContract.Method(rawValue: call.methodName) else {
+            throw VarlinkError.methodNotFound(call.method)
         }
+        switch method {
+        case .subscribe:
+            guard call.more else { throw VarlinkError.expectedMore }
+            return try await subscribe(call.decodeParameters(SubscribeParameters.self), context)
+        }
+    }
+
+    private func subscribe(_ parameters: SubscribeParameters, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
+        let kinds = parameters.kinds.map(Set.init)
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
         defer { trust.release(.subscription, for: peer.uid) }
@@ -57,14 +43,14 @@ struct EventsInterface: VarlinkInterface {
         }
         let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
         defer { subscription.cancel() }
-        try await context.send(VarlinkReply(ReadyReply(ready: .init(sequence: current))))
+        try await context.send(VarlinkReply(SubscribeReply(ready: .init(sequence: current))))
         switch backlog {
         case .upToDate:
             break
         case .replay(let missed):
             for event in missed { try await send(event) }
         case .resync:
-            try await context.send(VarlinkReply(ResyncReply(resync: .init(sequence: current, accounts: accounts))))
+            try await context.send(VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: accounts))))
         }
         do {
             for try await event in subscription {
@@ -85,9 +71,7 @@ struct EventsInterface: VarlinkInterface {
 
 /// How one event goes on the wire: encoded once, sent to every subscriber as is, with the
 /// account it is about so that visibility can be checked again just before it is sent.
-struct EventReply: Encodable {
-    var event: AuthEvent
-
+enum EventReply {
     /// The wire form of one event and whose account it concerns.
     struct Encoded: Sendable {
         var account: String
@@ -102,7 +86,7 @@ struct EventReply: Encodable {
             account: event.account,
             provider: event.provider,
             owner: event.owner,
-            reply: (try? VarlinkReply(EventReply(event: event))) ?? .empty
+            reply: (try? VarlinkReply(SubscribeReply(event: event))) ?? .empty
         )
     }
 }
