@@ -114,7 +114,7 @@ public enum SubscriptionUpdate: Sendable, Hashable {
     }
 }
 
-/// A named error sesamed answered with.
+/// A named error sesamed answered with, or a failure of the connection to it.
 public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An error of the session engine: no such account, needs login, expired, refresh failed, ….
     case session(SessionError)
@@ -125,48 +125,52 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The caller's uid holds as many of these (connections, subscriptions, logins) as one user
     /// may; it must let go of some first.
     case limitReached(resource: String, limit: Int)
+    /// Any other of sesamed's named errors (a login's, a provider's, the protocol's).
+    case refused(ContractError)
     /// Nothing answers at the socket path, or it refuses this user; `reason` says which.
     case cannotConnect(path: String, reason: String)
     /// The connection closed (the daemon stopped or restarted) before the answer came.
     case disconnected
     /// The daemon sent something that is not a Varlink reply.
     case invalidReply(String)
-    /// Any other error reply.
+    /// An error this version does not know (a newer daemon's, or Varlink's own).
     case other(VarlinkError)
 
-    /// Reads a Varlink error reply.
+    /// Reads a Varlink error reply through the contract's one mapping (`ContractError`).
     public init(_ error: VarlinkError) {
-        let account = error.parameters["account"]?.stringValue ?? ""
-        let reason = error.parameters["reason"]?.stringValue ?? ""
-        switch error.name {
-        case "io.sesame.Accounts.NoSuchAccount": self = .session(.noSuchAccount(account))
-        case "io.sesame.Accounts.NeedsLogin": self = .session(.needsLogin(account))
-        case "io.sesame.Accounts.TokenExpired": self = .session(.tokenExpired(account))
-        case "io.sesame.Accounts.RefreshFailed": self = .session(.refreshFailed(account: account, reason: reason))
-        case "io.sesame.Accounts.InvalidTokens": self = .session(.invalidTokens(reason))
-        case "io.sesame.Accounts.StoreFailed": self = .session(.storeFailed("see the daemon's log"))
-        case "io.sesame.Events.Lagged":
-            guard case .int(let limit)? = error.parameters["queueLimit"] else {
-                self = .other(error)
-                return
-            }
-            self = .lagged(queueLimit: Int(limit))
-        case "org.varlink.service.PermissionDenied": self = .permissionDenied
-        default:
-            if let resource = Self.limitedResources[error.name], case .int(let limit)? = error.parameters["limit"] {
-                self = .limitReached(resource: resource, limit: Int(limit))
-            } else {
-                self = .other(error)
+        if error.name == VarlinkError.permissionDenied.name {
+            self = .permissionDenied
+            return
+        }
+        let parameters = error.parameters.compactMapValues { value -> ContractError.Value? in
+            switch value {
+            case .string(let text): .string(text)
+            case .int(let number): .int(number)
+            default: nil
             }
         }
+        guard let contract = ContractError(name: error.name, parameters: parameters) else {
+            self = .other(error)
+            return
+        }
+        self = Self(contract)
     }
 
-    /// The per-user limit errors, and what each one limits.
-    private static let limitedResources = [
-        "io.sesame.Varlink.TooManyConnections": "connections",
-        "io.sesame.Events.TooManySubscriptions": "subscriptions",
-        "io.sesame.Accounts.TooManyLogins": "logins under way",
-    ]
+    private init(_ contract: ContractError) {
+        switch contract {
+        case .noSuchAccount(let account): self = .session(.noSuchAccount(account))
+        case .needsLogin(let account): self = .session(.needsLogin(account))
+        case .tokenExpired(let account): self = .session(.tokenExpired(account))
+        case .refreshFailed(let account, let reason): self = .session(.refreshFailed(account: account, reason: reason))
+        case .invalidTokens(let reason): self = .session(.invalidTokens(reason))
+        case .storeFailed: self = .session(.storeFailed("see the daemon's log"))
+        case .lagged(let limit): self = .lagged(queueLimit: limit)
+        case .tooManyConnections(let limit): self = .limitReached(resource: "connections", limit: limit)
+        case .tooManySubscriptions(let limit): self = .limitReached(resource: "subscriptions", limit: limit)
+        case .tooManyLogins(let limit): self = .limitReached(resource: "logins under way", limit: limit)
+        default: self = .refused(contract)
+        }
+    }
 
     public var description: String {
         switch self {
@@ -177,7 +181,8 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
         case .disconnected: "the connection to sesamed closed before it answered"
         case .invalidReply(let reason): "sesamed sent an invalid reply: \(reason)"
-        case .other(let error): Self.loginErrorText(error) ?? "\(error)"
+        case .refused(let error): Self.text(of: error)
+        case .other(let error): "\(error)"
         }
     }
 

@@ -1,27 +1,26 @@
-import SesameVarlink
+import SesameProtocol
 
 extension SesameError {
-    /// The errors of a login in plain words, or nil for another error. A provider's failure
-    /// reason comes from sesamed already worded (e.g. "the provider refused: invalid_grant").
-    static func loginErrorText(_ error: VarlinkError) -> String? {
-        let reason = error.parameters["reason"]?.stringValue ?? ""
-        switch error.name {
-        case "io.sesame.Accounts.NoSuchProvider":
-            return "no provider named \(error.parameters["provider"]?.stringValue ?? "so") is configured"
-        case "io.sesame.Accounts.NoSuchLogin":
-            return "no such login is waiting (it was finished, expired, or never started)"
-        case "io.sesame.Accounts.LoginDenied":
-            return "the login was denied"
-        case "io.sesame.Accounts.LoginExpired":
-            return "the login was not completed in time"
-        case "io.sesame.Accounts.ProviderUnavailable":
-            return "the provider cannot be reached now\(reason.isEmpty ? "" : " (\(reason))"); try again later"
-        case "io.sesame.Accounts.LoginUnsupported":
-            return reason.isEmpty ? "this provider cannot log in that way" : reason
-        case "io.sesame.Accounts.ProviderFailed":
-            return reason.isEmpty ? "the provider failed" : reason
-        default:
-            return nil
+    /// Sesamed's named errors in plain words. A provider's failure reason comes from sesamed
+    /// already worded (e.g. "the provider refused: invalid_grant").
+    static func text(of error: ContractError) -> String {
+        switch error {
+        case .noSuchProvider(let provider): "no provider named \(provider) is configured"
+        case .noSuchLogin: "no such login is waiting (it was finished, expired, or never started)"
+        case .loginDenied: "the login was denied"
+        case .loginExpired: "the login was not completed in time"
+        case .providerUnavailable(let reason):
+            "the provider cannot be reached now\(reason.isEmpty ? "" : " (\(reason))"); try again later"
+        case .loginUnsupported(_, let reason): reason.isEmpty ? "this provider cannot log in that way" : reason
+        case .providerFailed(let reason): reason.isEmpty ? "the provider failed" : reason
+        case .invalidTransition(let account, let from, let to):
+            from == to
+                ? "account \(account) is already \(from.rawValue)"
+                : "account \(account) cannot go from \(from.rawValue) to \(to.rawValue)"
+        case .messageTooLarge(let limit): "the request was larger than sesamed accepts (\(limit) bytes)"
+        case .invalidMessage(let reason): "sesamed could not read the request: \(reason)"
+        case .internalError: "sesamed failed unexpectedly; see its log"
+        default: "\(error)"
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SesameCore
+import SesameProtocol
 import SesameStore
 import SesameVarlink
 import UnixSignals
@@ -113,7 +114,7 @@ public struct Daemon: Sendable {
                     version: SesameVersion.current,
                     url: ""
                 ),
-                protocolInterface: "io.sesame.Varlink",
+                protocolInterface: ContractError.varlink,
                 connectionGate: trust
             ),
             interfaces: Self.interfaces(engine: engine, store: store, providers: providers, trust: trust),
@@ -180,16 +181,24 @@ public struct Daemon: Sendable {
         let descriptions = InterfaceDescriptions.byName
         return [
             AccountsInterface(
-                interfaceDescription: descriptions["io.sesame.Accounts"] ?? "",
+                interfaceDescription: descriptions[AccountsContract.interface] ?? "",
                 engine: engine,
                 providers: providers,
                 trust: trust
             ),
-            EventsInterface(interfaceDescription: descriptions["io.sesame.Events"] ?? "", engine: engine, trust: trust),
-            AdminInterface(interfaceDescription: descriptions["io.sesame.Admin"] ?? "", engine: engine, store: store),
+            EventsInterface(
+                interfaceDescription: descriptions[EventsContract.interface] ?? "",
+                engine: engine,
+                trust: trust
+            ),
+            AdminInterface(
+                interfaceDescription: descriptions[AdminContract.interface] ?? "",
+                engine: engine,
+                store: store
+            ),
             ErrorsOnlyInterface(
-                name: "io.sesame.Varlink",
-                interfaceDescription: descriptions["io.sesame.Varlink"] ?? ""
+                name: ContractError.varlink,
+                interfaceDescription: descriptions[ContractError.varlink] ?? ""
             ),
         ]
     }

@@ -86,3 +86,56 @@ extension LoginFlow: WireEnum {}
         }
     }
 }
+
+/// The errors of the interface files against `ContractError`.
+@Suite struct ContractErrorTests {
+    static let interfaces = [
+        AccountsContract.interface, EventsContract.interface, AdminContract.interface, ContractError.varlink,
+    ]
+
+    @Test func everyErrorOfTheInterfaceFilesIsAContractErrorWithTheSameParameters() throws {
+        var declared: [String: IDLType] = [:]
+        for name in Self.interfaces {
+            let idl = try ContractTests.interface(name)
+            for (error, fields) in idl.errors { declared["\(name).\(error)"] = idl.resolved(.structure(fields)) }
+        }
+        var swift: [String: IDLType] = [:]
+        for example in ContractError.examples {
+            let (name, parameters) = example.wire
+            swift[name] = .structure(
+                parameters.map { key, value in
+                    switch value {
+                    case .int: IDLField(name: key, type: .int)
+                    // InvalidTransition's states are strings of SessionState's cases.
+                    case .string:
+                        IDLField(name: key, type: ["from", "to"].contains(key) ? .named("SessionState") : .string)
+                    }
+                }.sorted { $0.name < $1.name }
+            )
+        }
+        #expect(Set(declared.keys) == Set(swift.keys))
+        for (name, type) in declared {
+            guard case .structure(let fields) = type, case .structure(let mine)? = swift[name] else { continue }
+            let flattened = fields.map { field in
+                IDLField(
+                    name: field.name,
+                    type: field.type == .enumeration(SessionState.allCases.map(\.rawValue))
+                        ? .named("SessionState") : field.type
+                )
+            }.sorted { $0.name < $1.name }
+            #expect(flattened == mine, "\(name): the interface file says \(type), Swift says \(mine)")
+        }
+    }
+
+    @Test(arguments: ContractError.examples)
+    func anErrorReadsBackAsItself(_ error: ContractError) {
+        let (name, parameters) = error.wire
+        #expect(ContractError(name: name, parameters: parameters) == error)
+        #expect(
+            ContractError(
+                name: "org.example.Other." + (name.split(separator: ".").last.map(String.init) ?? ""),
+                parameters: parameters
+            ) == nil
+        )
+    }
+}

@@ -1,4 +1,5 @@
 import SesameCore
+import SesameProtocol
 import SesameVarlink
 import Synchronization
 
@@ -33,13 +34,11 @@ enum LimitedResource: Sendable, Hashable {
 
     /// The named error a caller over the limit gets.
     func error(limit: Int) -> VarlinkError {
-        let name =
-            switch self {
-            case .connection: "io.sesame.Varlink.TooManyConnections"
-            case .subscription: "io.sesame.Events.TooManySubscriptions"
-            case .login: "io.sesame.Accounts.TooManyLogins"
-            }
-        return VarlinkError(name, parameters: ["limit": .int(Int64(limit))])
+        switch self {
+        case .connection: VarlinkError(.tooManyConnections(limit: limit))
+        case .subscription: VarlinkError(.tooManySubscriptions(limit: limit))
+        case .login: VarlinkError(.tooManyLogins(limit: limit))
+        }
     }
 }
 

@@ -36,6 +36,6 @@ struct AdminInterface: VarlinkInterface {
 
 extension StoreError: VarlinkErrorConvertible {
     public var varlinkError: VarlinkError {
-        VarlinkError("io.sesame.Accounts.StoreFailed")
+        VarlinkError(.storeFailed)
     }
 }

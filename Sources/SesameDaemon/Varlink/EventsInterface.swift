@@ -61,7 +61,7 @@ struct EventsInterface: VarlinkInterface {
                 "subscriber fell behind and was cut off",
                 metadata: ["queue_limit": "\(lagged.queueLimit)"]
             )
-            throw VarlinkError("io.sesame.Events.Lagged", parameters: ["queueLimit": .int(Int64(lagged.queueLimit))])
+            throw VarlinkError(.lagged(queueLimit: lagged.queueLimit))
         }
         // The subscription only ends without an error when it is cancelled: the peer left or the
         // daemon is stopping, and nobody is there to read a final reply.

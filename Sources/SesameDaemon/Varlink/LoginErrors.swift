@@ -1,3 +1,4 @@
+import SesameProtocol
 import SesameProviders
 import SesameVarlink
 
@@ -10,25 +11,14 @@ enum VarlinkLoginError: Error, VarlinkErrorConvertible {
     case unsupported(provider: String, reason: String)
 
     var varlinkError: VarlinkError {
-        let interface = "io.sesame.Accounts."
         switch self {
-        case .noSuchProvider(let name):
-            return VarlinkError(interface + "NoSuchProvider", parameters: ["provider": .string(name)])
-        case .unknownLogin:
-            return VarlinkError(interface + "NoSuchLogin")
-        case .unsupported(let provider, let reason):
-            return VarlinkError(
-                interface + "LoginUnsupported",
-                parameters: ["provider": .string(provider), "reason": .string(reason)]
-            )
-        case .provider(.accessDenied):
-            return VarlinkError(interface + "LoginDenied")
-        case .provider(.expired):
-            return VarlinkError(interface + "LoginExpired")
-        case .provider(.transient(let reason, _)):
-            return VarlinkError(interface + "ProviderUnavailable", parameters: ["reason": .string(reason)])
-        case .provider(let error):
-            return VarlinkError(interface + "ProviderFailed", parameters: ["reason": .string("\(error)")])
+        case .noSuchProvider(let name): VarlinkError(.noSuchProvider(provider: name))
+        case .unknownLogin: VarlinkError(.noSuchLogin)
+        case .unsupported(let provider, let reason): VarlinkError(.loginUnsupported(provider: provider, reason: reason))
+        case .provider(.accessDenied): VarlinkError(.loginDenied)
+        case .provider(.expired): VarlinkError(.loginExpired)
+        case .provider(.transient(let reason, _)): VarlinkError(.providerUnavailable(reason: reason))
+        case .provider(let error): VarlinkError(.providerFailed(reason: "\(error)"))
         }
     }
 }

@@ -1,36 +1,36 @@
 import SesameCore
+import SesameProtocol
 import SesameVarlink
 
-/// The one place engine errors become Varlink error replies.
+extension VarlinkError {
+    /// The reply for one of the contract's named errors (`ContractError`, the one mapping).
+    init(_ error: ContractError) {
+        let (name, parameters) = error.wire
+        self.init(
+            name,
+            parameters: parameters.mapValues { value in
+                switch value {
+                case .string(let text): .string(text)
+                case .int(let number): .int(number)
+                }
+            }
+        )
+    }
+}
+
+/// Engine errors as the contract names them.
 extension SessionError: VarlinkErrorConvertible {
     public var varlinkError: VarlinkError {
-        let interface = "io.sesame.Accounts."
         switch self {
-        case .noSuchAccount(let id):
-            return VarlinkError(interface + "NoSuchAccount", parameters: ["account": .string(id)])
-        case .needsLogin(let id):
-            return VarlinkError(interface + "NeedsLogin", parameters: ["account": .string(id)])
-        case .tokenExpired(let id):
-            return VarlinkError(interface + "TokenExpired", parameters: ["account": .string(id)])
-        case .refreshFailed(let id, let reason):
-            return VarlinkError(
-                interface + "RefreshFailed",
-                parameters: ["account": .string(id), "reason": .string(reason)]
-            )
-        case .invalidTokens(let reason):
-            return VarlinkError(interface + "InvalidTokens", parameters: ["reason": .string(reason)])
-        case .storeFailed:
-            // The reason is for the log, not the caller.
-            return VarlinkError(interface + "StoreFailed")
+        case .noSuchAccount(let id): VarlinkError(.noSuchAccount(account: id))
+        case .needsLogin(let id): VarlinkError(.needsLogin(account: id))
+        case .tokenExpired(let id): VarlinkError(.tokenExpired(account: id))
+        case .refreshFailed(let id, let reason): VarlinkError(.refreshFailed(account: id, reason: reason))
+        case .invalidTokens(let reason): VarlinkError(.invalidTokens(reason: reason))
+        // The reason is for the log, not the caller.
+        case .storeFailed: VarlinkError(.storeFailed)
         case .illegalTransition(let transition):
-            return VarlinkError(
-                interface + "InvalidTransition",
-                parameters: [
-                    "account": .string(transition.account),
-                    "from": .string(transition.from.rawValue),
-                    "to": .string(transition.to.rawValue),
-                ]
-            )
+            VarlinkError(.invalidTransition(account: transition.account, from: transition.from, to: transition.to))
         }
     }
 }
