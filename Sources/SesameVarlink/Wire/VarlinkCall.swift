@@ -5,19 +5,31 @@ import NIOCore
 public struct VarlinkCall: Sendable {
     /// The fully qualified method name, e.g. `io.sesame.Accounts.List`.
     public var method: String
-    /// The call's parameters; an absent `parameters` member is an empty object.
-    public var parameters: [String: JSONValue]
     /// The caller asks for a stream of replies.
     public var more: Bool
     /// The caller wants no reply at all.
     public var oneway: Bool
+    /// Where the parameters are: a received call keeps its frame's bytes and decodes them only
+    /// into the type its handler asks for, once, never into a `JSONValue` tree first.
+    private let source: Source
+
+    private enum Source: Sendable {
+        case frame(Data)
+        case members([String: JSONValue])
+    }
 
     /// Creates a call, as a client sends it or a test builds it.
     public init(method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false) {
         self.method = method
-        self.parameters = parameters
+        self.source = .members(parameters)
         self.more = more
         self.oneway = oneway
+    }
+
+    /// The call's parameters as JSON values; an absent `parameters` member is an empty object.
+    /// For tools and tests: handlers decode their own type with `decodeParameters`.
+    public var parameters: [String: JSONValue] {
+        (try? decodeParameters([String: JSONValue].self)) ?? [:]
     }
 
     /// The interface part of `method` (everything before the last dot).
@@ -35,7 +47,15 @@ public struct VarlinkCall: Sendable {
     /// Decodes the parameters into a handler's own type; a mismatch names the offending parameter.
     public func decodeParameters<T: Decodable>(_ type: T.Type) throws(VarlinkError) -> T {
         do {
-            return try JSONValue.object(parameters).decode(as: type)
+            switch source {
+            case .frame(let data):
+                if let parameters = try JSONCoding.decode(ParametersOnly<T>.self, from: data).parameters {
+                    return parameters
+                }
+                return try JSONCoding.decode(type, from: Data("{}".utf8))
+            case .members(let members):
+                return try JSONValue.object(members).decode(as: type)
+            }
         } catch let error as DecodingError {
             throw .invalidParameter(error.parameterName)
         } catch {
@@ -53,11 +73,43 @@ extension VarlinkCall {
         var upgrade: Bool?
     }
 
+    /// A received envelope, its parameters only checked to be an object (or null), not read.
+    private struct Received: Decodable {
+        var method: String
+        var parameters: ObjectOrNull?
+        var more: Bool?
+        var oneway: Bool?
+        var upgrade: Bool?
+    }
+
+    /// Succeeds for a JSON object or null without decoding a single member.
+    private struct ObjectOrNull: Decodable {
+        init(from decoder: any Decoder) throws {
+            if try decoder.singleValueContainer().decodeNil() { return }
+            _ = try decoder.container(keyedBy: AnyKey.self)
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// The frame's parameters as the handler's type, and nothing else of it.
+    private struct ParametersOnly<P: Decodable>: Decodable {
+        var parameters: P?
+    }
+
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
     public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
-        let envelope: Envelope
+        let bytes = Data(frame.readableBytesView)
+        let envelope: Received
         do {
-            envelope = try JSONCoding.decode(Envelope.self, from: Data(frame.readableBytesView))
+            envelope = try JSONCoding.decode(Received.self, from: bytes)
+        } catch let error as DecodingError where error.parameterName == "parameters" {
+            throw .invalidMessage("'parameters' must be an object")
         } catch {
             throw .invalidMessage("not a Varlink call: \(DecodingError.summary(of: error))")
         }
@@ -68,18 +120,10 @@ extension VarlinkCall {
         if envelope.upgrade == true {
             throw .invalidMessage("protocol upgrades are not supported")
         }
-        let parameters: [String: JSONValue]
-        switch envelope.parameters {
-        case nil, .null?: parameters = [:]
-        case .object(let members)?: parameters = members
-        case _?: throw .invalidMessage("'parameters' must be an object")
-        }
-        self.init(
-            method: method,
-            parameters: parameters,
-            more: envelope.more ?? false,
-            oneway: envelope.oneway ?? false
-        )
+        self.method = method
+        self.source = .frame(bytes)
+        self.more = envelope.more ?? false
+        self.oneway = envelope.oneway ?? false
     }
 
     /// The wire form of this call, NUL terminator included.
@@ -117,7 +161,9 @@ extension DecodingError {
         @unknown default:
             path = []
         }
-        return path.first?.stringValue ?? "parameters"
+        // Decoded from a whole frame, the path starts at the envelope's `parameters` member.
+        let inside = path.first?.stringValue == "parameters" && path.count > 1 ? Array(path.dropFirst()) : path
+        return inside.first?.stringValue ?? "parameters"
     }
 
     /// A short, single-line explanation of why JSON did not decode; never echoes the input.
