@@ -92,7 +92,7 @@ struct Import: AsyncParsableCommand {
         abstract: "Hand sesamed the tokens, or the authorization code, of a login done elsewhere.",
         discussion: """
             Reads an OAuth 2.0 token response (JSON with access_token, and optionally refresh_token, \
-            id_token, token_type, expires_in, refresh_expires_in, scope) from standard input, so \
+            id_token, token_type, expires_in, refresh_token_expires_in or refresh_expires_in, scope) from standard input, so \
             tokens never appear on a command line; --subject names the person.
 
             With --code, sesamed redeems an authorization code your app or web page obtained (code \
@@ -152,7 +152,9 @@ struct Import: AsyncParsableCommand {
                         idToken: response.idToken,
                         tokenType: response.tokenType,
                         expiresIn: response.expiresIn.map(Int64.init),
-                        refreshExpiresIn: response.refreshExpiresIn.map(Int64.init),
+                        refreshExpiresIn: (response.refreshExpiresIn ?? response.legacyRefreshExpiresIn).map(
+                            Int64.init
+                        ),
                         scopes: response.scope?.split(separator: " ").map(String.init)
                     )
                 )
@@ -220,7 +222,10 @@ struct Import: AsyncParsableCommand {
         var idToken: String?
         var tokenType: String?
         var expiresIn: Int?
+        /// `refresh_token_expires_in` (Kakao, Microsoft; the OAuth client reads this name too).
         var refreshExpiresIn: Int?
+        /// Keycloak's name for the same.
+        var legacyRefreshExpiresIn: Int?
         var scope: String?
 
         enum CodingKeys: String, CodingKey {
@@ -229,7 +234,8 @@ struct Import: AsyncParsableCommand {
             case idToken = "id_token"
             case tokenType = "token_type"
             case expiresIn = "expires_in"
-            case refreshExpiresIn = "refresh_expires_in"
+            case refreshExpiresIn = "refresh_token_expires_in"
+            case legacyRefreshExpiresIn = "refresh_expires_in"
             case scope
         }
     }

@@ -5,6 +5,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from harness import SESAMECTL, RawConnection
 
 
@@ -110,3 +112,19 @@ def test_watch_ends_quietly_when_its_reader_goes_away(daemon, tmp_path):
             assert time.monotonic() < deadline, "sesamectl watch kept running after head exited"
     statuses, err = statuses_and_stderr(process, tmp_path)
     assert (statuses, err) == (["141", "0"], "")
+
+
+@pytest.mark.parametrize("field", ["refresh_token_expires_in", "refresh_expires_in"])
+def test_import_reads_the_refresh_token_lifetime_by_either_name(daemon, field):
+    """The OAuth client and Kakao say refresh_token_expires_in, Keycloak refresh_expires_in."""
+    response = {"access_token": "AT-lifetime", "refresh_token": "RT-lifetime", "expires_in": 3600, field: 86400}
+    result = subprocess.run([str(SESAMECTL), "import", "google", "--socket", str(daemon.socket_path), "--subject",
+                             f"lifetime-{field}"], input=json.dumps(response), capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 0, result.stderr
+    conn = RawConnection(daemon.socket_path)
+    try:
+        account = conn.call("io.sesame.Accounts.Get", {"account": result.stdout.strip()})["parameters"]["account"]
+    finally:
+        conn.close()
+    assert account.get("refreshTokenExpiresAt"), "the refresh token's lifetime was dropped"

@@ -1,4 +1,5 @@
 import Foundation
+import SesameProtocol
 import SesameProviders
 import TOMLKit
 
@@ -161,8 +162,7 @@ struct ProviderFile {
         guard let url = URLComponents(string: text), let scheme = url.scheme, let host = url.host else {
             throw .invalidValue(path: path, key: key, reason: "is not an absolute URL")
         }
-        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
-        guard scheme == "https" || (scheme == "http" && loopback) else {
+        guard scheme == "https" || (scheme == "http" && Loopback.isLiteral(host)) else {
             throw .invalidValue(path: path, key: key, reason: "must use https (plain http only on 127.0.0.1)")
         }
     }

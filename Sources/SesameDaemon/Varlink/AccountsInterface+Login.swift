@@ -147,7 +147,7 @@ extension AccountsInterface {
     /// chose; anything else could hand the code to someone else.
     static func isLoopbackRedirect(_ uri: String) -> Bool {
         guard let url = URLComponents(string: uri), url.scheme == "http", let host = url.host else { return false }
-        return host == "127.0.0.1" || host == "[::1]" || host == "::1"
+        return Loopback.isLiteral(host)
     }
 
     /// Stores a login's account. Tokens that cannot be stored are revoked: the provider issued
