@@ -27,9 +27,6 @@ public final class TestClock: SessionClock {
 
     public var now: Date { state.withLock { $0.wall } }
 
-    /// Monotonic time since the clock was made.
-    public var monotonic: Duration { state.withLock { $0.monotonic } }
-
     /// How many tasks are sleeping on this clock right now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 

@@ -1,3 +1,4 @@
+import ExtrasBase64
 import Foundation
 import JWTKit
 
@@ -69,10 +70,7 @@ actor IDTokenValidator {
         -> IDTokenClaims
     {
         try checkAlgorithm(token)
-        var claims: IDTokenClaims
-        do {
-            claims = try await verify(token, refetchIfUnknown: true)
-        }
+        var claims = try await verify(token, refetchIfUnknown: true)
         guard claims.issuer.value == issuer || issuerAliases.contains(claims.issuer.value) else {
             let named = ProviderText.sanitized(claims.issuer.value, limit: 120)
             throw .invalidResponse("the ID token was issued by \(named), not \(issuer)")
@@ -177,14 +175,13 @@ actor IDTokenValidator {
 extension Data {
     /// Decodes unpadded base64url (RFC 4648 §5), as JWTs use it.
     init?(base64URLEncoded text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
+        guard let bytes = try? Base64.decode(string: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
+        else { return nil }
+        self.init(bytes)
     }
 
     /// Encodes as unpadded base64url.
     var base64URLEncoded: String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64.encodeToString(bytes: self, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 }

@@ -35,7 +35,7 @@ enum StoreFormat {
         guard version == Self.version else {
             throw .unsupportedVersion(path: path, found: version, supported: Self.version)
         }
-        return bytes[10..<18].map { String(format: "%02x", $0) }.joined()
+        return bytes[10..<18].hexadecimal
     }
 
     /// Opens a sealed file with `key`, whose id must be the one the header names.

@@ -9,7 +9,7 @@ public struct StoreKey: Sendable {
     /// The first 8 bytes of SHA-256 over the key: what the store header records.
     let idBytes: [UInt8]
     /// `idBytes` in hex, as messages show it.
-    public var id: String { idBytes.map { String(format: "%02x", $0) }.joined() }
+    public var id: String { idBytes.hexadecimal }
     /// Where the key came from, for messages (`credential sesame.key`, a path, …).
     public let source: String
 
@@ -38,7 +38,7 @@ public struct StoreKey: Sendable {
 
     /// The key as a key file holds it: 64 hex digits and a newline.
     var fileContents: Data {
-        Data((key.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() } + "\n").utf8)
+        Data((key.withUnsafeBytes { $0.hexadecimal } + "\n").utf8)
     }
 
     /// Reads a key file's contents: 32 raw bytes, or 64 hex digits with optional whitespace.
@@ -68,5 +68,13 @@ public struct StoreKey: Sendable {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Lower-case hex, two digits a byte: how key ids and key files spell bytes.
+    var hexadecimal: String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
     }
 }

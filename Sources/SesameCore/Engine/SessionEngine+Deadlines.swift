@@ -48,9 +48,10 @@ extension SessionEngine {
         return fired
     }
 
-    /// Fires deadlines as they pass until the task is cancelled. It sleeps on the monotonic
-    /// clock in steps of at most `wallClockCheckInterval` and decides by the wall clock, so a
-    /// deadline passed during suspend, or skipped over by a clock jump, fires within one step.
+    /// Fires deadlines as they pass until the task is cancelled. It sleeps in steps of at most
+    /// `wallClockCheckInterval` on the session clock (which never jumps) and decides by the
+    /// wall clock, so a deadline passed during suspend, or skipped over by a clock jump, fires
+    /// within one step.
     public func runDeadlines() async {
         guard let changeStream else { return }
         self.changeStream = nil

@@ -6,7 +6,7 @@ public struct SessionPolicy: Sendable, Hashable {
     public var expiringMargin: Duration
     /// `GetToken` refreshes a token that expires within this long, rather than hand it out.
     public var refreshMargin: Duration
-    /// Longest monotonic sleep between checks of the wall clock, which bounds how late an event
+    /// Longest sleep between checks of the wall clock, which bounds how late an event
     /// fires after a resume from suspend or a clock jump.
     public var wallClockCheckInterval: Duration
     /// Whether tokens are refreshed ahead of expiry without anyone asking.

@@ -1,16 +1,20 @@
 import Foundation
 
-/// The two readings session timing needs. Expiry is wall-clock time, but only a monotonic clock
-/// makes a reliable timer, and a monotonic clock stands still while the machine is suspended;
-/// so timers sleep on the monotonic clock in short steps and decide on the wall clock.
+/// The two readings session timing needs. Expiry is wall-clock time, which may jump; timers
+/// sleep on a clock that never jumps, in short steps, and decide by the wall clock. On Linux
+/// `Task.sleep` measures with `ContinuousClock`, which is CLOCK_BOOTTIME: it keeps counting
+/// while the machine is suspended, so a sleep whose end passed during suspend returns right
+/// after resume. What bounds the delay of an event after a resume or a wall-clock jump is the
+/// step (`SessionPolicy.wallClockCheckInterval`): at the latest one step later, the wall clock
+/// is read again and every deadline it has passed fires.
 public protocol SessionClock: Sendable {
     /// Wall-clock time: what token expiry is measured in. It may jump (NTP, a user, a resume).
     var now: Date { get }
-    /// Sleeps for `duration` of monotonic time (which does not advance during suspend).
+    /// Sleeps for `duration` on a clock that never jumps (the system's counts suspended time too).
     func sleep(for duration: Duration) async throws
 }
 
-/// The real clocks: `Date()` and `ContinuousClock`.
+/// The real clocks: `Date()` and `Task.sleep` (`ContinuousClock`, CLOCK_BOOTTIME on Linux).
 public struct SystemSessionClock: SessionClock {
     /// Creates the system clock.
     public init() {}

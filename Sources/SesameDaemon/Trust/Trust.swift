@@ -60,8 +60,6 @@ final class Trust: Sendable, VarlinkConnectionGate {
 
     var policy: AccessPolicy { state.withLock { $0.policy } }
 
-    var limits: UserLimits { state.withLock { $0.limits } }
-
     /// Puts a reloaded policy and limits in force. What a uid holds beyond a lowered limit stays
     /// until it is released; only new requests are refused.
     func update(policy: AccessPolicy, limits: UserLimits) {

@@ -101,12 +101,6 @@ public actor VarlinkClient {
         return stream
     }
 
-    /// Sends a call that wants no reply.
-    public func send(oneway method: String, parameters: [String: JSONValue] = [:]) throws {
-        if let closedError { throw closedError }
-        writes.yield(try VarlinkCall(method: method, parameters: parameters, oneway: true).frame())
-    }
-
     /// Closes the connection; calls still waiting fail with `connectionClosed`.
     public func close() {
         closing = true
