@@ -43,6 +43,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Calls a Varlink handler in-process with typed parameters and collects its replies.
+        .target(
+            name: "SesameVarlinkTesting",
+            dependencies: ["SesameVarlink", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "SesameStore",
             dependencies: [
@@ -148,7 +153,8 @@ let package = Package(
         .testTarget(
             name: "SesameDaemonTests",
             dependencies: [
-                "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders", "SesameCore",
+                "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders", "SesameCore", "SesameProtocol",
+                "SesameVarlinkTesting", "SesameCoreTesting",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

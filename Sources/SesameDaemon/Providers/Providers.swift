@@ -12,7 +12,8 @@ import Synchronization
 final class Providers: TokenRefresher {
     private struct Configured {
         var adapter: any ProviderAdapter
-        var client: HTTPClient
+        /// Nil for an adapter given ready-made (`init(adapters:)`), which brings its own transport.
+        var client: HTTPClient?
     }
 
     private let configured: Mutex<[String: Configured]>
@@ -24,6 +25,12 @@ final class Providers: TokenRefresher {
     init(_ configurations: [ProviderConfiguration], logger: Logger) {
         self.logger = logger
         configured = Mutex(Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, Self.make($0)) }))
+    }
+
+    /// Providers of ready-made adapters: the seam where handler tests put scripted providers.
+    init(adapters: [any ProviderAdapter], logger: Logger) {
+        self.logger = logger
+        configured = Mutex(Dictionary(uniqueKeysWithValues: adapters.map { ($0.name, Configured(adapter: $0)) }))
     }
 
     private static func make(_ configuration: ProviderConfiguration) -> Configured {
@@ -75,7 +82,7 @@ final class Providers: TokenRefresher {
                 }
                 if let existing = current[configuration.name] {
                     changes.changed.append(configuration.name)
-                    replaced.append(existing.client)
+                    replaced += [existing.client].compactMap { $0 }
                 } else {
                     changes.added.append(configuration.name)
                 }
@@ -83,7 +90,7 @@ final class Providers: TokenRefresher {
             }
             for (name, existing) in current where next[name] == nil {
                 changes.removed.append(name)
-                replaced.append(existing.client)
+                replaced += [existing.client].compactMap { $0 }
             }
             current = next
             return (changes, replaced)
@@ -145,7 +152,7 @@ final class Providers: TokenRefresher {
 
     /// Closes every HTTP client, current and retired.
     func shutdown() async {
-        let clients = configured.withLock { $0.values.map(\.client) } + retired.withLock { $0 }
+        let clients = configured.withLock { $0.values.compactMap(\.client) } + retired.withLock { $0 }
         for client in clients { try? await client.shutdown() }
     }
 }

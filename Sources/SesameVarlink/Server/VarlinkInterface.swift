@@ -25,15 +25,36 @@ public struct VarlinkCallContext: Sendable {
     public let peer: PeerCredentials
     /// A logger that already carries the peer's identity as metadata.
     public let logger: Logger
-    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
+    private let outbound: Outbound
     private let streaming: Bool
+
+    /// Where intermediate replies go: the peer's connection, or a handler's in-process caller.
+    private enum Outbound: Sendable {
+        case none
+        case connection(NIOAsyncChannelOutboundWriter<ByteBuffer>)
+        case inProcess(@Sendable (VarlinkReply) async throws -> Void)
+    }
 
     init(peer: PeerCredentials, logger: Logger, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?, call: VarlinkCall)
     {
         self.peer = peer
         self.logger = logger
-        self.outbound = call.oneway ? nil : outbound
+        self.outbound = call.oneway ? .none : outbound.map(Outbound.connection) ?? .none
         self.streaming = call.more
+    }
+
+    /// A context for calling a handler in-process, without a socket (tests, tools): the
+    /// intermediate replies of a streaming call go to `send`.
+    public init(
+        peer: PeerCredentials,
+        logger: Logger,
+        streaming: Bool,
+        send: @escaping @Sendable (VarlinkReply) async throws -> Void
+    ) {
+        self.peer = peer
+        self.logger = logger
+        self.outbound = .inProcess(send)
+        self.streaming = streaming
     }
 
     /// Sends one intermediate reply (`"continues": true`) of a streaming call.
@@ -42,7 +63,11 @@ public struct VarlinkCallContext: Sendable {
     /// the peer has gone away, which ends the handler.
     public func send(_ reply: VarlinkReply) async throws {
         guard streaming else { throw VarlinkError.expectedMore }
-        try await outbound?.write(reply.frame(continues: true))
+        switch outbound {
+        case .none: break
+        case .connection(let writer): try await writer.write(reply.frame(continues: true))
+        case .inProcess(let send): try await send(reply)
+        }
     }
 }
 

@@ -20,6 +20,11 @@ public struct VarlinkReply: Sendable {
     /// A reply with no parameters.
     public static let empty = VarlinkReply(encodedParameters: ByteBuffer(string: "{}"))
 
+    /// The reply's parameters as `type` (an in-process caller reads a reply this way).
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONCoding.decode(type, from: Data(encodedParameters.readableBytesView))
+    }
+
     /// The wire form of this reply, NUL terminator included.
     public func frame(continues: Bool) -> ByteBuffer {
         var buffer = ByteBuffer()

@@ -1,0 +1,201 @@
+import Foundation
+import SesameCore
+import SesameProtocol
+import Testing
+
+@testable import SesameDaemon
+@testable import SesameProviders
+
+/// io.sesame.Accounts, each method called in-process: its success and the errors it documents.
+@Suite struct AccountsHandlerTests {
+    private let error = { (name: String) in "io.sesame.Accounts.\(name)" }
+
+    @Test func listShowsTheCallersAccountsOnly() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts.map(\.id) == [account.id])
+        #expect(try await fixture.accounts(.list, as: 1001).reply(as: ListReply.self).accounts.isEmpty)
+    }
+
+    @Test func getAnswersTheOwnerAndIsNoSuchAccountForAStranger() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let owned = try await fixture.accounts(.get, AccountParameters(account: account.id))
+        #expect(try owned.reply(as: AccountReply.self).account.subject == "alice")
+        let stranger = try await fixture.accounts(.get, AccountParameters(account: account.id), as: 1001)
+        #expect(stranger.errorName == error("NoSuchAccount"))
+    }
+
+    @Test func importTokensNeedsAConfiguredProviderAndValidTokens() async throws {
+        let fixture = HandlerFixture()
+        let unknown = ImportTokensParameters(
+            provider: "nosuch",
+            subject: "a",
+            displayName: nil,
+            owner: nil,
+            tokens: Tokens(accessToken: "AT")
+        )
+        #expect(try await fixture.accounts(.importTokens, unknown).errorName == error("NoSuchProvider"))
+        let empty = ImportTokensParameters(
+            provider: "scripted",
+            subject: "a",
+            displayName: nil,
+            owner: nil,
+            tokens: Tokens(accessToken: "")
+        )
+        #expect(try await fixture.accounts(.importTokens, empty).errorName == error("InvalidTokens"))
+        var forOther = empty
+        forOther.tokens = Tokens(accessToken: "AT")
+        forOther.owner = 1001
+        #expect(try await fixture.accounts(.importTokens, forOther).errorName == "org.varlink.service.PermissionDenied")
+    }
+
+    @Test func aDeviceLoginStreamsTheCodeThenTheAccount() async throws {
+        let fixture = HandlerFixture()
+        let outcome = try await fixture.accounts(
+            .login,
+            LoginParameters(provider: "scripted", flow: .device, redirectUri: nil, scopes: nil),
+            more: true
+        )
+        let first = try #require(outcome.streamed.first).decode(LoginReply.self)
+        #expect(first.verification?.userCode == "WDJB-MJHT")
+        #expect(try outcome.reply(as: LoginReply.self).account?.subject == "alice")
+    }
+
+    @Test(arguments: [
+        (ProviderError.accessDenied, "LoginDenied"), (.expired, "LoginExpired"),
+        (.transient(reason: "HTTP 503", retryAfter: .seconds(5)), "ProviderUnavailable"),
+        (.rejected(error: "invalid_grant", description: nil), "ProviderFailed"),
+    ])
+    func aLoginThatFailsAtTheProviderIsNamed(failure: ProviderError, name: String) async throws {
+        let fixture = HandlerFixture(provider: ScriptedProvider(script: .init(login: .failure(failure))))
+        let outcome = try await fixture.accounts(
+            .login,
+            LoginParameters(provider: "scripted", flow: .device, redirectUri: nil, scopes: nil),
+            more: true
+        )
+        #expect(outcome.errorName == error(name))
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts.isEmpty)
+    }
+
+    @Test func aFlowTheProviderLacksIsLoginUnsupportedAndAnUnknownProviderNoSuchProvider() async throws {
+        let fixture = HandlerFixture(provider: ScriptedProvider(script: .init(flows: [.authorizationCode])))
+        let device = LoginParameters(provider: "scripted", flow: .device, redirectUri: nil, scopes: nil)
+        #expect(try await fixture.accounts(.login, device, more: true).errorName == error("LoginUnsupported"))
+        let unknown = LoginParameters(provider: "nosuch", flow: nil, redirectUri: nil, scopes: nil)
+        #expect(try await fixture.accounts(.login, unknown, more: true).errorName == error("NoSuchProvider"))
+    }
+
+    @Test func loginsBeyondTheUsersAllowanceAreTooManyLogins() async throws {
+        let fixture = HandlerFixture(limits: UserLimits(logins: 1))
+        let browser = LoginParameters(
+            provider: "scripted",
+            flow: .authorizationCode,
+            redirectUri: "http://127.0.0.1:8765/cb",
+            scopes: nil
+        )
+        #expect(try await fixture.accounts(.login, browser).errorName == nil)
+        #expect(try await fixture.accounts(.login, browser).errorName == error("TooManyLogins"))
+    }
+
+    @Test func completeLoginFinishesTheCallersLoginOnceAndNoOneElses() async throws {
+        let fixture = HandlerFixture()
+        let browser = LoginParameters(
+            provider: "scripted",
+            flow: .authorizationCode,
+            redirectUri: "http://127.0.0.1:8765/cb",
+            scopes: nil
+        )
+        let started = try await fixture.accounts(.login, browser).reply(as: LoginReply.self)
+        let state = try #require(started.authorization?.state)
+        let complete = CompleteLoginParameters(state: state, code: "code")
+        #expect(try await fixture.accounts(.completeLogin, complete, as: 1001).errorName == error("NoSuchLogin"))
+        #expect(
+            try await fixture.accounts(.completeLogin, complete).reply(as: AccountReply.self).account.subject == "alice"
+        )
+        #expect(try await fixture.accounts(.completeLogin, complete).errorName == error("NoSuchLogin"))
+    }
+
+    @Test func listProvidersNamesTheFlows() async throws {
+        let fixture = HandlerFixture()
+        let providers = try await fixture.accounts(.listProviders).reply(as: ListProvidersReply.self).providers
+        #expect(providers.map(\.name) == ["scripted"] && providers.first?.defaultFlow == .device)
+    }
+
+    @Test func redeemCodeMakesAnAccountAndRefusesAnotherUsersState() async throws {
+        let fixture = HandlerFixture()
+        let redeemed = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))
+        #expect(try redeemed.reply(as: AccountReply.self).account.subject == "alice")
+        let browser = LoginParameters(
+            provider: "scripted",
+            flow: .authorizationCode,
+            redirectUri: "http://127.0.0.1:8765/cb",
+            scopes: nil
+        )
+        let state = try #require(
+            try await fixture.accounts(.login, browser).reply(as: LoginReply.self).authorization?.state
+        )
+        let stolen = RedeemCodeParameters(provider: "scripted", code: "c", state: state)
+        #expect(try await fixture.accounts(.redeemCode, stolen, as: 1001).errorName == error("NoSuchLogin"))
+    }
+
+    @Test func refreshStoresNewTokensAndAProviderRefusalIsNeedsLogin() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let refreshed = try await fixture.accounts(.refresh, AccountParameters(account: account.id))
+        #expect(try refreshed.reply(as: AccountReply.self).account.state == .active)
+        let token = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        #expect(try token.reply(as: GetTokenReply.self).accessToken == "AT-2")
+        fixture.provider.script.withLock { $0.refresh = .failure(.needsLogin(reason: "revoked")) }
+        let refused = try await fixture.accounts(.refresh, AccountParameters(account: account.id))
+        #expect(refused.errorName == error("NeedsLogin"))
+        #expect(
+            try await fixture.accounts(.getToken, AccountParameters(account: account.id)).errorName
+                == error("NeedsLogin")
+        )
+    }
+
+    @Test func reportRejectedRefreshesOnlyTheCurrentToken() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let stale = ReportRejectedParameters(account: account.id, accessToken: "AT-old")
+        #expect(
+            try await fixture.accounts(.reportRejected, stale).reply(as: ReportRejectedReply.self).refreshed == false
+        )
+        let current = ReportRejectedParameters(account: account.id, accessToken: "AT-alice")
+        #expect(try await fixture.accounts(.reportRejected, current).reply(as: ReportRejectedReply.self).refreshed)
+    }
+
+    @Test func getTokenOfAnExpiredTokenThatCannotRefreshIsTokenExpired() async throws {
+        let fixture = HandlerFixture(
+            provider: ScriptedProvider(
+                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
+            )
+        )
+        let account = try await fixture.imported(expiresIn: 60)
+        fixture.clock.advance(by: .seconds(120))
+        let outcome = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        #expect([error("TokenExpired"), error("RefreshFailed")].contains(outcome.errorName ?? ""))
+    }
+
+    @Test func logoutRevokesAtTheProviderAndASecondLogoutIsInvalidTransition() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let first = try await fixture.accounts(.logout, AccountParameters(account: account.id))
+        let reply = try first.reply(as: LogoutReply.self)
+        #expect(reply.revokedRemotely && reply.account.state == .loggedOut)
+        #expect(fixture.provider.revoked.withLock { $0.count } == 1)
+        let second = try await fixture.accounts(.logout, AccountParameters(account: account.id))
+        #expect(second.errorName == error("InvalidTransition"))
+    }
+
+    @Test func removeDeletesTheAccountAndThenThereIsNone() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        #expect(try await fixture.accounts(.remove, AccountParameters(account: account.id)).errorName == nil)
+        #expect(
+            try await fixture.accounts(.remove, AccountParameters(account: account.id)).errorName
+                == error("NoSuchAccount")
+        )
+    }
+}
