@@ -133,6 +133,13 @@ let package = Package(
             dependencies: ["SesameProtocol", "SesameCore"]
         ),
         .testTarget(
+            name: "SesameClientTests",
+            dependencies: [
+                "SesameClient", "SesameCore", "SesameProtocol", "SesameVarlink",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "SesameStoreTests",
             dependencies: ["SesameStore", "SesameCore", .product(name: "Logging", package: "swift-log")]
         ),
@@ -140,7 +147,7 @@ let package = Package(
             name: "SesameVarlinkTests",
             dependencies: [
                 "SesameVarlink", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
         .testTarget(

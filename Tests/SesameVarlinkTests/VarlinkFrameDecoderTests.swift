@@ -1,4 +1,5 @@
 import NIOCore
+import NIOTestUtils
 import Testing
 
 @testable import SesameVarlink
@@ -56,5 +57,38 @@ import Testing
         var buffer = ByteBuffer(string: "{}\0")
         #expect(try decoder.decodeLast(buffer: &buffer, seenEOF: true).map { String(buffer: $0) } == "{}")
         #expect(try decoder.decodeLast(buffer: &buffer, seenEOF: true) == nil)
+    }
+}
+
+/// The frame decoder as a `ByteToMessageDecoder`, so NIO's verifier can feed it byte by byte,
+/// all at once and in every split, and check it leaves nothing behind.
+private struct VerifiedFrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+    var inner = VarlinkFrameDecoder(maximumMessageSize: 64)
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let message = try inner.decode(buffer: &buffer) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(message))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
+        guard let message = try inner.decodeLast(buffer: &buffer, seenEOF: seenEOF) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(message))
+        return .continue
+    }
+}
+
+@Suite struct VarlinkFrameDecoderVerifierTests {
+    @Test func nioVerifierFindsTheSameMessagesHoweverTheBytesArrive() throws {
+        try ByteToMessageDecoderVerifier.verifyDecoder(
+            stringInputOutputPairs: [
+                ("{\"a\":1}\u{0}", [ByteBuffer(string: "{\"a\":1}")]),
+                ("{}\u{0}{\"b\":[]}\u{0}", [ByteBuffer(string: "{}"), ByteBuffer(string: "{\"b\":[]}")]),
+            ],
+            decoderFactory: { VerifiedFrameDecoder() }
+        )
     }
 }
