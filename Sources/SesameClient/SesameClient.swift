@@ -32,10 +32,10 @@ public struct SesameClient: Sendable {
     {
         if let explicit = environment["SESAME_SOCKET"], !explicit.isEmpty { return explicit }
         if getuid() != 0, let runtime = environment["XDG_RUNTIME_DIR"] {
-            let user = runtime + "/sesame/io.sesame"
+            let user = SocketPaths.user(xdgRuntimeDirectory: runtime)
             if FileManager.default.fileExists(atPath: user) { return user }
         }
-        return "/run/sesame/io.sesame"
+        return SocketPaths.system
     }
 
     /// What the daemon says about itself and the interfaces it serves.

@@ -94,7 +94,7 @@ public struct Daemon: Sendable {
             ),
             queueLimit: configuration.subscriberQueueLimit,
             historyLimit: configuration.eventHistoryLimit,
-            observer: StatusService.observer(logger: logger, changes: statusStale),
+            observer: EventLog.observer(logger: logger, changes: statusStale),
             encode: EventReply.encode
         )
         let trust = Trust(policy: configuration.accessPolicy, limits: configuration.userLimits)

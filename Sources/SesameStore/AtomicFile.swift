@@ -41,22 +41,12 @@ enum AtomicFile {
 
     /// The file's contents, or nil when it does not exist.
     static func read(_ path: String) throws(StoreError) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(operation: "open", path: path, errno: errno)
-        }
-        defer { close(descriptor) }
-        var data = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return data }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "read", path: path, errno: errno)
-            }
-            data.append(contentsOf: chunk[..<count])
+        do {
+            return try FileReader.contents(of: path).map { Data($0) }
+        } catch .system(let operation, let number) {
+            throw .io(operation: operation, path: path, errno: number)
+        } catch {
+            throw .io(operation: "read", path: path, errno: EFBIG)
         }
     }
 

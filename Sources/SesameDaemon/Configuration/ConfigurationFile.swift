@@ -183,25 +183,21 @@ public enum ConfigurationFile {
     /// The file's text, or nil when it does not exist and is not required. Read with plain
     /// `read(2)` so that `/dev/null` and pipes work as well as regular files.
     private static func readText(_ path: String, required: Bool) throws(ConfigurationError) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT && !required { return nil }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        let bytes: [UInt8]
+        do {
+            guard let contents = try FileReader.contents(of: path, limit: maximumSize) else {
+                if required {
+                    throw ConfigurationError.unreadable(path: path, reason: String(cString: strerror(ENOENT)))
+                }
+                return nil
             }
-            bytes.append(contentsOf: chunk[..<count])
-            if bytes.count > maximumSize {
-                throw .unreadable(path: path, reason: "larger than \(maximumSize) bytes")
-            }
+            bytes = contents
+        } catch let error as ConfigurationError {
+            throw error
+        } catch FileReader.Failure.system(_, let number) {
+            throw .unreadable(path: path, reason: String(cString: strerror(number)))
+        } catch {
+            throw .unreadable(path: path, reason: "larger than \(maximumSize) bytes")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .unreadable(path: path, reason: "not valid UTF-8")

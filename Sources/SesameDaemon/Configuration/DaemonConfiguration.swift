@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SesameProtocol
 import SesameStore
 
 /// Everything sesamed needs to know to start; built-in defaults, then the config file, then flags.
@@ -82,17 +83,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
         let runtime: String
         let state: String
         if uid == 0 {
-            runtime = "/run/sesame"
+            runtime = SocketPaths.systemRuntimeDirectory
             state = "/var/lib/sesame"
         } else {
             let home = environment["HOME"] ?? "/"
-            runtime = (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(uid)") + "/sesame"
+            runtime = SocketPaths.userRuntimeDirectory(
+                xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(uid)"
+            )
             state = (environment["XDG_STATE_HOME"] ?? home + "/.local/state") + "/sesame"
         }
         let configDirectory = (defaultFilePath(environment: environment, uid: uid) as NSString)
             .deletingLastPathComponent
         return DaemonConfiguration(
-            socketPath: (firstPath(environment["RUNTIME_DIRECTORY"]) ?? runtime) + "/io.sesame",
+            socketPath: (firstPath(environment["RUNTIME_DIRECTORY"]) ?? runtime) + "/" + SocketPaths.socketName,
             stateDirectory: firstPath(environment["STATE_DIRECTORY"]) ?? state,
             providersDirectory: configDirectory + "/providers.d"
         )

@@ -2,29 +2,12 @@ import Logging
 import ServiceLifecycle
 import SesameCore
 
-/// Logs every event with structured fields (`SESAME_ACCOUNT=`, `SESAME_EVENT=`) and keeps
-/// systemd's `STATUS=` line current after changes, at most once a second.
+/// Keeps systemd's `STATUS=` line current after changes (`EventLog` marks them), at most once
+/// a second.
 struct StatusService: Service {
     let engine: DaemonEngine
     let changes: AsyncStream<Void>
     let notifier: SystemdNotifier
-
-    /// The engine observer that logs each event and marks the status line stale.
-    static func observer(logger: Logger, changes: AsyncStream<Void>.Continuation) -> @Sendable (AuthEvent) -> Void {
-        { event in
-            logger.info(
-                "\(event.kind.rawValue)",
-                metadata: [
-                    "event": "\(event.kind.rawValue)",
-                    "account": "\(event.account)",
-                    "provider": "\(event.provider)",
-                    "state": "\(event.state.rawValue)",
-                    "sequence": "\(event.sequence)",
-                ]
-            )
-            changes.yield()
-        }
-    }
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {

@@ -1,0 +1,42 @@
+import SystemPackage
+
+/// Reads a whole file with read(2), so `/dev/null` and pipes work as well as regular files,
+/// retrying reads interrupted by a signal (EINTR): the one read loop of the daemon.
+public enum FileReader {
+    /// Why a file could not be read.
+    public enum Failure: Error, Sendable, Equatable {
+        /// A system call failed.
+        case system(operation: String, errno: Int32)
+        /// The file is longer than the caller accepts.
+        case tooLarge(limit: Int)
+    }
+
+    /// The file's bytes, or nil when it does not exist; more than `limit` bytes is `tooLarge`.
+    public static func contents(of path: String, limit: Int = .max) throws(Failure) -> [UInt8]? {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+        } catch let error as Errno {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw .system(operation: "open", errno: error.rawValue)
+        } catch {
+            throw .system(operation: "open", errno: Errno.ioError.rawValue)
+        }
+        defer { try? descriptor.close() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
+            } catch let error as Errno {
+                throw .system(operation: "read", errno: error.rawValue)
+            } catch {
+                throw .system(operation: "read", errno: Errno.ioError.rawValue)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > limit { throw .tooLarge(limit: limit) }
+        }
+    }
+}
