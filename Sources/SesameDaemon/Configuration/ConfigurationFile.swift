@@ -35,120 +35,12 @@ public enum ConfigurationFile {
                 throw reader.unknownOrScalar(tableName)
             }
             switch tableName {
-            case "access":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    guard key == "admin_group" else { return false }
-                    configuration.accessPolicy.adminGroup = try reader.groupID(value, key: "access.admin_group")
-                    return true
-                }
-            case "daemon":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    switch key {
-                    case "socket": configuration.socketPath = try reader.absolutePath(value, key: "daemon.socket")
-                    case "socket_mode": configuration.socketMode = try reader.fileMode(value, key: "daemon.socket_mode")
-                    case "state_directory":
-                        configuration.stateDirectory = try reader.absolutePath(value, key: "daemon.state_directory")
-                    case "log_level": configuration.logLevel = try reader.logLevel(value, key: "daemon.log_level")
-                    case "providers_directory":
-                        configuration.providersDirectory = try reader.absolutePath(
-                            value,
-                            key: "daemon.providers_directory"
-                        )
-                    case "shutdown_timeout":
-                        let seconds = try reader.integer(value, key: "daemon.shutdown_timeout", in: 0...300)
-                        configuration.shutdownTimeout = .seconds(seconds)
-                    default: return false
-                    }
-                    return true
-                }
-            case "limits":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    switch key {
-                    case "max_message_size":
-                        configuration.maximumMessageSize = try reader.integer(
-                            value,
-                            key: "limits.max_message_size",
-                            in: 1024...(64 << 20)
-                        )
-                    case "connections_per_user":
-                        configuration.userLimits.connections = try reader.integer(
-                            value,
-                            key: "limits.connections_per_user",
-                            in: 1...65536
-                        )
-                    case "subscriptions_per_user":
-                        configuration.userLimits.subscriptions = try reader.integer(
-                            value,
-                            key: "limits.subscriptions_per_user",
-                            in: 1...65536
-                        )
-                    case "logins_per_user":
-                        configuration.userLimits.logins = try reader.integer(
-                            value,
-                            key: "limits.logins_per_user",
-                            in: 1...1024
-                        )
-                    default: return false
-                    }
-                    return true
-                }
-            case "sessions":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    switch key {
-                    case "expiring_margin":
-                        let seconds = try reader.integer(value, key: "sessions.expiring_margin", in: 0...86400)
-                        configuration.expiringMargin = .seconds(seconds)
-                    case "refresh_margin":
-                        let seconds = try reader.integer(value, key: "sessions.refresh_margin", in: 0...3600)
-                        configuration.refreshMargin = .seconds(seconds)
-                    case "refresh_ahead":
-                        configuration.refreshAhead = try reader.bool(value, key: "sessions.refresh_ahead")
-                    default: return false
-                    }
-                    return true
-                }
-            case "events":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    switch key {
-                    case "queue_limit":
-                        configuration.subscriberQueueLimit = try reader.integer(
-                            value,
-                            key: "events.queue_limit",
-                            in: 1...65536
-                        )
-                    case "history_limit":
-                        configuration.eventHistoryLimit = try reader.integer(
-                            value,
-                            key: "events.history_limit",
-                            in: 0...1_000_000
-                        )
-                    default: return false
-                    }
-                    return true
-                }
-            case "store":
-                try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-                    switch key {
-                    case "key_file": configuration.storeKeyFile = try reader.absolutePath(value, key: "store.key_file")
-                    case "allow_generated_key":
-                        configuration.allowGeneratedKey = try reader.bool(value, key: "store.allow_generated_key")
-                    case "on_damage":
-                        let names = EncryptedStore.DamagePolicy.allCases.map(\.rawValue)
-                        guard let text = value.string else {
-                            throw .wrongType(path: path, key: "store.on_damage", expected: "a string")
-                        }
-                        guard let policy = EncryptedStore.DamagePolicy(rawValue: text) else {
-                            throw .invalidValue(
-                                path: path,
-                                key: "store.on_damage",
-                                reason: "must be one of \(names.joined(separator: ", "))"
-                            )
-                        }
-                        configuration.onDamagedStore = policy
-                    default: return false
-                    }
-                    return true
-                }
+            case "access": try readAccess(table, into: &configuration, reader, path: path)
+            case "daemon": try readDaemon(table, into: &configuration, reader, path: path)
+            case "limits": try readLimits(table, into: &configuration, reader, path: path)
+            case "sessions": try readSessions(table, into: &configuration, reader, path: path)
+            case "events": try readEvents(table, into: &configuration, reader, path: path)
+            case "store": try readStore(table, into: &configuration, reader, path: path)
             default:
                 throw .unknownKey(path: path, key: tableName)
             }
