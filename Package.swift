@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "SesameDaemon", "SesameVarlink", "SesameStore", "SesameProviders", "SesameCore", "SesameProtocol",
                 "SesameVarlinkTesting", "SesameCoreTesting",
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
