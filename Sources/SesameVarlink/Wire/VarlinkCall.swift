@@ -29,7 +29,10 @@ public struct VarlinkCall: Sendable {
     /// The call's parameters as JSON values; an absent `parameters` member is an empty object.
     /// For tools and tests: handlers decode their own type with `decodeParameters`.
     public var parameters: [String: JSONValue] {
-        (try? decodeParameters([String: JSONValue].self)) ?? [:]
+        switch source {
+        case .members(let members): members
+        case .frame: (try? decodeParameters([String: JSONValue].self)) ?? [:]
+        }
     }
 
     /// The interface part of `method` (everything before the last dot).
