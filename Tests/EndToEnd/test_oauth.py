@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, RawConnection
+from harness import SESAMECTL, Daemon, RawConnection, running
 from idp_harness import IdentityProvider
 
 SCOPES = ["openid", "profile", "email", "offline_access"]
@@ -34,7 +34,9 @@ def provider_files(directory: Path, idp: IdentityProvider, timeout: int = 2, tok
     )
 
 
-def start_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = False, limits: str = "") -> Daemon:
+def oauth_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = False, limits: str = "") -> Daemon:
+    """A daemon (not yet started) with the test IdP's providers; use it with harness.running,
+    which waits for it, kills it if start-up fails, and requires a clean stop."""
     providers = tmp_path / "providers.d"
     provider_files(providers, idp)
     config = (
@@ -42,21 +44,15 @@ def start_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = Fa
         f"[sessions]\nexpiring_margin = 1\nrefresh_margin = 0\nrefresh_ahead = {str(refresh_ahead).lower()}\n"
         f"[store]\nallow_generated_key = true\n[limits]\nconnections_per_user = 300\n{limits}"
     )
-    daemon = Daemon(tmp_path, config=config)
-    daemon.wait_ready()
-    return daemon
+    return Daemon(tmp_path, config=config)
 
 
 @pytest.fixture
 def daemon(tmp_path, idp):
     idp.clear_faults()
     idp.reset_counters()
-    instance = start_daemon(tmp_path, idp)
-    try:
+    with running(oauth_daemon(tmp_path, idp)) as instance:
         yield instance
-        assert instance.stop() == 0, instance.log()
-    finally:
-        instance.kill()
 
 
 class Events:
@@ -321,8 +317,7 @@ def test_refresh_ahead_keeps_the_token_fresh_without_anyone_asking(tmp_path, idp
     minimum interval, so it uses an imported token with a longer stated lifetime."""
     idp.clear_faults()
     idp.reset_counters()
-    daemon = start_daemon(tmp_path, idp, refresh_ahead=True)
-    try:
+    with running(oauth_daemon(tmp_path, idp, refresh_ahead=True)) as daemon:
         events = Events(daemon, kinds=["tokenRefreshed"])
         tokens = idp.device_login()
         # Stated to live 62 s: the 60-s margin would make it due at once, so it is due at half
@@ -336,9 +331,6 @@ def test_refresh_ahead_keeps_the_token_fresh_without_anyone_asking(tmp_path, idp
         events.conn.sock.settimeout(45)
         assert events.next()["kind"] == "tokenRefreshed"
         assert idp.counters()["token_requests"].get("refresh_token") == 1
-        assert daemon.stop() == 0
-    finally:
-        daemon.kill()
 
 
 TRANSIENT_FAULTS = {
@@ -448,8 +440,7 @@ def test_logout_wipes_locally_when_the_provider_is_down_and_says_so(daemon, idp)
 
 def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
     idp.clear_faults()
-    daemon = start_daemon(tmp_path, idp, limits="logins_per_user = 2\n")
-    try:
+    with running(oauth_daemon(tmp_path, idp, limits="logins_per_user = 2\n")) as daemon:
         code_flow = {"provider": "web", "flow": "authorizationCode", "redirectUri": "http://127.0.0.1:40000/cb"}
         assert "authorization" in call(daemon, "io.sesame.Accounts.Login", code_flow)["parameters"]
         device = RawConnection(daemon.socket_path, timeout=30)
@@ -462,9 +453,6 @@ def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
         while "error" in (reply := call(daemon, "io.sesame.Accounts.Login", code_flow)):
             assert time.monotonic() < deadline, reply
             time.sleep(0.2)
-        assert daemon.stop() == 0
-    finally:
-        daemon.kill()
 
 
 def test_a_code_login_whose_id_token_has_another_nonce_is_refused(daemon, idp):

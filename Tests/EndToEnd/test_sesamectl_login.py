@@ -11,7 +11,7 @@ import requests
 
 from harness import SESAMECTL, Daemon, running
 from idp_harness import IdentityProvider
-from test_oauth import SCOPES, Events, start_daemon
+from test_oauth import SCOPES, Events, oauth_daemon
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def daemon(tmp_path, idp):
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
         f'scopes = {json.dumps(SCOPES)}\nflow = "authorization_code"\n'
     )
-    with running(start_daemon(tmp_path, idp)) as instance:
+    with running(oauth_daemon(tmp_path, idp)) as instance:
         yield instance
 
 

@@ -198,4 +198,31 @@ import Testing
                 == error("NoSuchAccount")
         )
     }
+
+    @Test(arguments: [
+        AccountsContract.Method.get, .refresh, .getToken, .logout, .remove,
+    ])
+    func anotherUsersAccountIsNoSuchAccountForEveryMethodThatNamesOne(_ method: AccountsContract.Method) async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let outcome = try await fixture.accounts(method, AccountParameters(account: account.id), as: 1001)
+        #expect(outcome.errorName == error("NoSuchAccount"))
+        let rejected = ReportRejectedParameters(account: account.id, accessToken: "AT-alice")
+        #expect(try await fixture.accounts(.reportRejected, rejected, as: 1001).errorName == error("NoSuchAccount"))
+    }
+
+    @Test func rootMayImportForAnotherOwnerAndTheOwnerThenSeesIt() async throws {
+        let fixture = HandlerFixture()
+        let parameters = ImportTokensParameters(
+            provider: "scripted",
+            subject: "bob",
+            displayName: "Bob",
+            owner: 1001,
+            tokens: Tokens(accessToken: "AT-bob")
+        )
+        let account = try await fixture.accounts(.importTokens, parameters, as: 0).reply(as: AccountReply.self).account
+        #expect(account.ownerUID == 1001)
+        let owned = try await fixture.accounts(.get, AccountParameters(account: account.id), as: 1001)
+        #expect(owned.errorName == nil)
+    }
 }
