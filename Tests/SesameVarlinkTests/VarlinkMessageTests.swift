@@ -40,6 +40,21 @@ import Testing
         }
     }
 
+    @Test func saysWhetherTheParametersOrTheWholeMessageIsWrong() {
+        #expect(throws: VarlinkProtocolError.invalidMessage("'parameters' must be an object")) {
+            try parse(#"{"method":"org.varlink.service.GetInfo","parameters":[1]}"#)
+        }
+        #expect {
+            try parse("[1]")
+        } throws: { error in
+            if case .invalidMessage(let reason)? = error as? VarlinkProtocolError {
+                reason.hasPrefix("not a Varlink call")
+            } else {
+                false
+            }
+        }
+    }
+
     @Test func namesTheParameterThatDoesNotDecode() throws {
         struct Parameters: Decodable { var interface: String }
         let call = try parse(#"{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":1}}"#)

@@ -111,7 +111,7 @@ extension VarlinkCall {
         let envelope: Received
         do {
             envelope = try JSONCoding.decode(Received.self, from: bytes)
-        } catch let error as DecodingError where error.parameterName == "parameters" {
+        } catch let error as DecodingError where error.path.map(\.stringValue) == ["parameters"] {
             throw .invalidMessage("'parameters' must be an object")
         } catch {
             throw .invalidMessage("not a Varlink call: \(DecodingError.summary(of: error))")
@@ -153,17 +153,21 @@ extension VarlinkCall {
 }
 
 extension DecodingError {
-    /// The top-level parameter a decoding failure is about, for `InvalidParameter`.
-    var parameterName: String {
-        let path: [any CodingKey]
+    /// Where in the document the failure is.
+    var path: [any CodingKey] {
         switch self {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            path = context.codingPath
+            context.codingPath
         case .keyNotFound(let key, let context):
-            path = context.codingPath + [key]
+            context.codingPath + [key]
         @unknown default:
-            path = []
+            []
         }
+    }
+
+    /// The top-level parameter a decoding failure is about, for `InvalidParameter`.
+    var parameterName: String {
+        let path = self.path
         // Decoded from a whole frame, the path starts at the envelope's `parameters` member.
         let inside = path.first?.stringValue == "parameters" && path.count > 1 ? Array(path.dropFirst()) : path
         return inside.first?.stringValue ?? "parameters"
