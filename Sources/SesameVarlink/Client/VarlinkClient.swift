@@ -131,6 +131,8 @@ public actor VarlinkClient {
             failure = VarlinkClientError.invalidReply("\(error)")
         } catch let error as VarlinkClientError {
             failure = error
+        } catch let error as VarlinkError {
+            failure = error
         } catch {
             failure = VarlinkClientError.connectionClosed
         }
@@ -145,6 +147,9 @@ public actor VarlinkClient {
             throw VarlinkClientError.invalidReply("\(error)")
         }
         guard pendingHead < pending.count else {
+            // A server may answer before it reads a call, e.g. refusing the connection at accept
+            // (TooManyConnections). That error is the answer to every call on this connection.
+            if let name = reply.error { throw VarlinkError(name, parameters: reply.parameters) }
             throw VarlinkClientError.invalidReply("a reply arrived for no call")
         }
         let error = reply.error.map { VarlinkError($0, parameters: reply.parameters) }
