@@ -62,6 +62,7 @@ let package = Package(
             name: "SesameProviders",
             dependencies: [
                 "SesameCore",
+                "SesameProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),

@@ -19,6 +19,8 @@ public typealias LogoutResult = LogoutReply
 public typealias ProviderInfo = Provider
 /// The ways sesamed can log an account in.
 public typealias LoginFlow = SesameProtocol.LoginFlow
+/// An authorization code an app or web page obtained, with what its request was bound to.
+public typealias HandedOverCode = SesameProtocol.HandedOverCode
 
 /// What `org.varlink.service.GetInfo` reports about the daemon.
 public struct ServiceInfo: Sendable, Decodable, Hashable {
@@ -56,38 +58,6 @@ public enum LoginProgress: Sendable, Hashable {
             return nil
         }
     }
-}
-
-/// An authorization code an app or web page obtained, with what its request was bound to.
-public struct HandedOverCode: Sendable, Hashable, CustomStringConvertible {
-    /// The single-use code.
-    public var code: String
-    /// The authorization request's redirect URI, when it named one.
-    public var redirectURI: String?
-    /// The PKCE verifier, when the app used PKCE.
-    public var codeVerifier: String?
-    /// The authorization request's state (Naver wants it again).
-    public var state: String?
-    /// Apple's `user` form field as posted with the code.
-    public var user: String?
-
-    /// Creates a handover.
-    public init(
-        code: String,
-        redirectURI: String? = nil,
-        codeVerifier: String? = nil,
-        state: String? = nil,
-        user: String? = nil
-    ) {
-        self.code = code
-        self.redirectURI = redirectURI
-        self.codeVerifier = codeVerifier
-        self.state = state
-        self.user = user
-    }
-
-    /// Never the code or the verifier.
-    public var description: String { "HandedOverCode(redirectURI: \(redirectURI ?? "-"))" }
 }
 
 /// One reply of an event subscription.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import JWTKit
 import SesameCore
+import SesameProtocol
 
 /// Sign in with Apple (developer.apple.com, "Generate and validate tokens", "Revoke tokens",
 /// "Creating a client secret"). Apple redirects only to https pages on a domain registered for

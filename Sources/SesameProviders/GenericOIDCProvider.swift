@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import SesameCore
+import SesameProtocol
 
 /// Any OpenID Connect provider, or plain OAuth 2.0 server with a userinfo endpoint, configured
 /// by issuer (discovery) or explicit endpoints. The provider-specific adapters build on it for
@@ -51,19 +52,29 @@ public final class GenericOIDCProvider: ProviderAdapter {
         // RFC 8628 §3.1: the client authenticates as at the token endpoint.
         let response = try await post(endpoint, [("scope", scopes.joined(separator: " "))])
         let body = try OAuthHTTP.classify(response, as: DeviceAuthorizationResponse.self)
-        // Shown on someone's terminal: the provider's text, escaped and capped.
         return DeviceAuthorization(
-            verificationURI: ProviderText.sanitized(body.verificationURI, limit: 512),
-            verificationURIComplete: body.verificationURIComplete.map { ProviderText.sanitized($0, limit: 1024) },
-            userCode: ProviderText.sanitized(body.userCode, limit: 64),
-            expiresAt: Date().addingTimeInterval(TimeInterval(body.expiresIn)),
-            interval: .seconds(max(1, body.interval ?? 5)),
+            received: body.verificationURI,
+            complete: body.verificationURIComplete,
+            userCode: body.userCode,
+            expiresIn: body.expiresIn,
+            interval: body.interval,
             deviceCode: body.deviceCode,
             scopes: scopes
         )
     }
 
     public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
+        try await pollDeviceToken(authorization) { response throws(ProviderError) in
+            try OAuthHTTP.classify(response, as: TokenResponse.self)
+        }
+    }
+
+    /// Polls the token endpoint (RFC 8628 §3.4) until the person approved or denied, or the code
+    /// expired; `classify` reads each answer (Google reads its errors its own way).
+    func pollDeviceToken(
+        _ authorization: DeviceAuthorization,
+        classify: (OAuthHTTP.Response) throws(ProviderError) -> TokenResponse
+    ) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await tokenEndpoint()
         var interval = authorization.interval
         while true {
@@ -79,7 +90,7 @@ public final class GenericOIDCProvider: ProviderAdapter {
             ]
             do {
                 let response = try await post(tokenEndpoint, fields, timeout: configuration.tokenRequestTimeout)
-                let tokens = try OAuthHTTP.classify(response, as: TokenResponse.self)
+                let tokens = try classify(response)
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
             } catch .rejected(error: "authorization_pending", _) {
@@ -225,6 +236,30 @@ public final class GenericOIDCProvider: ProviderAdapter {
 
     static func randomToken() -> String {
         Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64URLEncoded
+    }
+}
+
+extension DeviceAuthorization {
+    /// A device authorization as the provider answered it. Shown on someone's terminal, so the
+    /// provider's text is escaped and capped; RFC 8628 §3.2's interval defaults to 5 s.
+    init(
+        received verificationURI: String,
+        complete: String?,
+        userCode: String,
+        expiresIn: Int,
+        interval: Int?,
+        deviceCode: String,
+        scopes: [String]
+    ) {
+        self.init(
+            verificationURI: ProviderText.sanitized(verificationURI, limit: 512),
+            verificationURIComplete: complete.map { ProviderText.sanitized($0, limit: 1024) },
+            userCode: ProviderText.sanitized(userCode, limit: 64),
+            expiresAt: Date().addingTimeInterval(TimeInterval(expiresIn)),
+            interval: .seconds(max(1, interval ?? 5)),
+            deviceCode: deviceCode,
+            scopes: scopes
+        )
     }
 }
 

@@ -41,47 +41,29 @@ public final class GoogleProvider: OIDCBasedAdapter {
             throw .invalidResponse("the device authorization names no verification_url")
         }
         return DeviceAuthorization(
-            verificationURI: ProviderText.sanitized(verification, limit: 512),
-            verificationURIComplete: nil,
-            userCode: ProviderText.sanitized(body.userCode, limit: 64),
-            expiresAt: Date().addingTimeInterval(TimeInterval(body.expiresIn)),
-            interval: .seconds(max(1, body.interval ?? 5)),
+            received: verification,
+            complete: nil,
+            userCode: body.userCode,
+            expiresIn: body.expiresIn,
+            interval: body.interval,
             deviceCode: body.deviceCode,
             scopes: scopes
         )
     }
 
-    /// Polls the token endpoint until the person approved or denied, or the code expired.
+    /// Polls like any device flow, reading Google's answers its own way.
     public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
-        let tokenEndpoint = try await base.tokenEndpoint()
-        var interval = authorization.interval
-        let fields = [
-            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode),
-        ]
-        while true {
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                throw .expired
-            }
-            guard Date() < authorization.expiresAt else { throw .expired }
-            let response = try await base.post(tokenEndpoint, fields, timeout: configuration.tokenRequestTimeout)
+        try await base.pollDeviceToken(authorization) { response throws(ProviderError) in
             // "Step 6: Handle responses to polling requests": Google answers 428 for
             // authorization_pending and 403 for slow_down and access_denied, so the `error`
-            // field decides, not the status.
-            switch (try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body))?.error {
-            case "authorization_pending": continue
-            case "slow_down": interval += .seconds(5)
-            case "access_denied": throw .accessDenied
-            case "expired_token": throw .expired
-            default:
-                do {
-                    let tokens = try OAuthHTTP.classify(response, as: TokenResponse.self)
-                    return try await base.login(tokens, scopes: authorization.scopes, nonce: nil)
-                } catch .transient {
-                    continue
-                }
+            // field decides, not the status (a 5xx or 429 still passes as transient).
+            let status = response.status.code
+            if status != 429, !(500..<600).contains(status),
+                let error = try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body)
+            {
+                throw OAuthHTTP.error(error, of: response)
             }
+            return try OAuthHTTP.classify(response, as: TokenResponse.self)
         }
     }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import SesameCore
+import SesameProtocol
 
 /// Naver Login (developers.naver.com, "네이버 로그인 API 명세"): authorization code with `state`,
 /// one token endpoint for issuing, refreshing (no rotation) and deleting tokens, answers whose

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 
 /// An adapter whose provider does most things by the standards: what it does not override is
 /// done by the generic OpenID Connect provider it wraps, and a flow its provider lacks is

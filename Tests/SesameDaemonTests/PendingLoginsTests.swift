@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 import Testing
 
 @testable import SesameDaemon

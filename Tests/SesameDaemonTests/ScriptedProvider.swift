@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameProtocol
 import Synchronization
 
 @testable import SesameProviders
