@@ -156,8 +156,11 @@ let package = Package(
         .testTarget(
             name: "SesameProvidersTests",
             dependencies: [
-                "SesameProviders", .product(name: "Crypto", package: "swift-crypto"),
+                "SesameProviders", "SesameCore", "SesameCoreTesting", "SesameProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(

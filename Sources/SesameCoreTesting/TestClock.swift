@@ -30,6 +30,19 @@ public final class TestClock: SessionClock {
     /// How many tasks are sleeping on this clock right now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Returns true once `count` tasks sleep on this clock, so that moving it wakes them, or
+    /// false when they still do not after many turns (the test then fails on what it checks
+    /// next instead of hanging). It yields rather than waiting on wall time, so a busy machine
+    /// only makes it slower.
+    @discardableResult
+    public func untilSleeping(_ count: Int = 1, turns: Int = 1_000_000) async -> Bool {
+        for _ in 0..<turns {
+            if sleeperCount >= count { return true }
+            await Task.yield()
+        }
+        return sleeperCount >= count
+    }
+
     public func sleep(for duration: Duration) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import JWTKit
 import SesameCore
@@ -61,8 +60,13 @@ public final class AppleProvider: OIDCBasedAdapter {
         Self.handoverOnly.replacingOccurrences(of: "import apple", with: "import \(configuration.name)")
     }
 
-    /// Creates the adapter; `client` must outlive it.
-    public init(configuration: ProviderConfiguration, settings: Settings, client: HTTPClient) {
+    /// Creates the adapter, sending over `transport` (which must outlive it) and reading time from `clock`.
+    public init(
+        configuration: ProviderConfiguration,
+        settings: Settings,
+        transport: any HTTPTransport,
+        clock: any SessionClock = SystemSessionClock()
+    ) {
         let secret = AppleClientSecret(settings: settings, clientID: configuration.clientID)
         var credentials = ClientCredentials(
             placement: .body,
@@ -73,7 +77,11 @@ public final class AppleProvider: OIDCBasedAdapter {
         credentials.refusalAdvice =
             "Apple refused the client-secret JWT sesamed signs; check team_id, key_id, client_id (the Services ID "
             + "or bundle id) and the private key in the provider file"
-        base = GenericOIDCProvider(configuration: configuration, client: client, credentials: credentials)
+        base = GenericOIDCProvider(
+            configuration: configuration,
+            http: OAuthHTTP(transport: transport, configuration: configuration, clock: clock),
+            credentials: credentials
+        )
     }
 
     /// Redeems the code (single-use, valid five minutes). Apple posts the person's name only

@@ -7,7 +7,7 @@ extension GenericOIDCProvider {
     /// The tokens of a login and who they belong to. When who cannot be told, the grant the
     /// provider just issued is revoked rather than left valid with nobody holding it.
     func login(_ body: TokenResponse, scopes: [String], nonce: String?) async throws(ProviderError) -> ProviderLogin {
-        let tokens = body.tokenSet(now: Date(), requestedScopes: scopes)
+        let tokens = body.tokenSet(now: http.clock.now, requestedScopes: scopes)
         do throws(ProviderError) {
             let identity = try await identify(body, nonce: nonce)
             guard !identity.subject.isEmpty, identity.subject.utf8.count <= 255 else {
@@ -104,7 +104,7 @@ extension GenericOIDCProvider {
     /// Connect Core §12.2). A refresh token the answer leaves out stays the old one (RFC 6749 §6).
     func refreshed(_ body: TokenResponse, account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
         let refreshToken = tokens.refreshToken
-        var fresh = body.tokenSet(now: Date(), requestedScopes: tokens.scopes)
+        var fresh = body.tokenSet(now: http.clock.now, requestedScopes: tokens.scopes)
         guard let idToken = body.idToken else { return fresh }
         do throws(ProviderError) {
             // OpenID Connect Core §12.2: a refreshed ID token is about the same person, for this client.

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import SesameCore
@@ -19,20 +18,28 @@ public final class GenericOIDCProvider: ProviderAdapter {
     /// `revoke`.
     let revoker: Revoker?
 
-    /// Creates the provider; `client` must outlive it.
-    public convenience init(configuration: ProviderConfiguration, client: HTTPClient) {
-        self.init(configuration: configuration, client: client, credentials: .standard(configuration))
+    /// Creates the provider, sending over `transport` (which must outlive it) and reading time from `clock`.
+    public convenience init(
+        configuration: ProviderConfiguration,
+        transport: any HTTPTransport,
+        clock: any SessionClock = SystemSessionClock()
+    ) {
+        self.init(
+            configuration: configuration,
+            http: OAuthHTTP(transport: transport, configuration: configuration, clock: clock),
+            credentials: .standard(configuration)
+        )
     }
 
     init(
         configuration: ProviderConfiguration,
-        client: HTTPClient,
+        http: OAuthHTTP,
         credentials: ClientCredentials,
         profile: ProfileLookup? = nil,
         revoker: Revoker? = nil
     ) {
         self.configuration = configuration
-        self.http = OAuthHTTP(client: client, timeout: configuration.requestTimeout, caFile: configuration.caFile)
+        self.http = http
         self.discovery = Discovery(configuration: configuration, http: http)
         self.credentials = credentials
         self.profile = profile
@@ -59,7 +66,8 @@ public final class GenericOIDCProvider: ProviderAdapter {
             expiresIn: body.expiresIn,
             interval: body.interval,
             deviceCode: body.deviceCode,
-            scopes: scopes
+            scopes: scopes,
+            now: http.clock.now
         )
     }
 
@@ -79,11 +87,11 @@ public final class GenericOIDCProvider: ProviderAdapter {
         var interval = authorization.interval
         while true {
             do {
-                try await Task.sleep(for: interval)
+                try await http.clock.sleep(for: interval)
             } catch {
                 throw .expired
             }
-            guard Date() < authorization.expiresAt else { throw .expired }
+            guard http.clock.now < authorization.expiresAt else { throw .expired }
             let fields = [
                 ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
                 ("device_code", authorization.deviceCode),
@@ -249,13 +257,14 @@ extension DeviceAuthorization {
         expiresIn: Int,
         interval: Int?,
         deviceCode: String,
-        scopes: [String]
+        scopes: [String],
+        now: Date
     ) {
         self.init(
             verificationURI: ProviderText.sanitized(verificationURI, limit: 512),
             verificationURIComplete: complete.map { ProviderText.sanitized($0, limit: 1024) },
             userCode: ProviderText.sanitized(userCode, limit: 64),
-            expiresAt: Date().addingTimeInterval(TimeInterval(expiresIn)),
+            expiresAt: now.addingTimeInterval(TimeInterval(expiresIn)),
             interval: .seconds(max(1, interval ?? 5)),
             deviceCode: deviceCode,
             scopes: scopes

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import SesameCore
 
@@ -15,12 +14,16 @@ public final class GoogleProvider: OIDCBasedAdapter {
 
     let base: GenericOIDCProvider
 
-    /// Creates the adapter; `client` must outlive it.
-    public init(configuration: ProviderConfiguration, client: HTTPClient) {
+    /// Creates the adapter, sending over `transport` (which must outlive it) and reading time from `clock`.
+    public init(
+        configuration: ProviderConfiguration,
+        transport: any HTTPTransport,
+        clock: any SessionClock = SystemSessionClock()
+    ) {
         // Google's token requests carry client_id and client_secret in the body.
         base = GenericOIDCProvider(
             configuration: configuration,
-            client: client,
+            http: OAuthHTTP(transport: transport, configuration: configuration, clock: clock),
             credentials: .configured(configuration, placement: .body)
         )
     }
@@ -47,7 +50,8 @@ public final class GoogleProvider: OIDCBasedAdapter {
             expiresIn: body.expiresIn,
             interval: body.interval,
             deviceCode: body.deviceCode,
-            scopes: scopes
+            scopes: scopes,
+            now: base.http.clock.now
         )
     }
 

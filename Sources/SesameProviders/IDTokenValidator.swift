@@ -77,7 +77,9 @@ actor IDTokenValidator {
         }
         if checkExpiry {
             do {
-                try claims.expiration.verifyNotExpired(currentDate: Date().addingTimeInterval(-IDTokenClaims.leeway))
+                try claims.expiration.verifyNotExpired(
+                    currentDate: http.clock.now.addingTimeInterval(-IDTokenClaims.leeway)
+                )
             } catch {
                 throw .invalidResponse("the ID token is expired")
             }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 import SesameCore
@@ -66,15 +65,20 @@ public final class KakaoProvider: OIDCBasedAdapter {
     /// The flows this provider offers, known before any adapter exists (to check provider files).
     public static let supportedFlows: [ProviderConfiguration.Flow] = [.authorizationCode]
 
-    /// Creates the adapter; `client` must outlive it.
-    public init(configuration: ProviderConfiguration, settings: Settings, client: HTTPClient) {
+    /// Creates the adapter, sending over `transport` (which must outlive it) and reading time from `clock`.
+    public init(
+        configuration: ProviderConfiguration,
+        settings: Settings,
+        transport: any HTTPTransport,
+        clock: any SessionClock = SystemSessionClock()
+    ) {
         self.settings = settings
-        let http = OAuthHTTP(client: client, timeout: configuration.requestTimeout, caFile: configuration.caFile)
+        let http = OAuthHTTP(transport: transport, configuration: configuration, clock: clock)
         let userEndpoint = settings.userEndpoint
         // "Get token": client_id in the body, and client_secret only when enabled for the app.
         base = GenericOIDCProvider(
             configuration: configuration,
-            client: client,
+            http: http,
             credentials: .configured(configuration, placement: .body),
             profile: { accessToken async throws(ProviderError) in
                 try await Self.user(userEndpoint, accessToken: accessToken, http: http)

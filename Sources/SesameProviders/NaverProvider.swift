@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import SesameCore
 import SesameProtocol
@@ -33,14 +32,19 @@ public final class NaverProvider: OIDCBasedAdapter {
     /// The flows this provider offers, known before any adapter exists (to check provider files).
     public static let supportedFlows: [ProviderConfiguration.Flow] = [.authorizationCode]
 
-    /// Creates the adapter; `client` must outlive it.
-    public init(configuration: ProviderConfiguration, settings: Settings, client: HTTPClient) {
+    /// Creates the adapter, sending over `transport` (which must outlive it) and reading time from `clock`.
+    public init(
+        configuration: ProviderConfiguration,
+        settings: Settings,
+        transport: any HTTPTransport,
+        clock: any SessionClock = SystemSessionClock()
+    ) {
         self.settings = settings
-        let http = OAuthHTTP(client: client, timeout: configuration.requestTimeout, caFile: configuration.caFile)
+        let http = OAuthHTTP(transport: transport, configuration: configuration, clock: clock)
         let profileEndpoint = settings.profileEndpoint
         base = GenericOIDCProvider(
             configuration: configuration,
-            client: client,
+            http: http,
             credentials: .configured(configuration, placement: .body),
             profile: { accessToken async throws(ProviderError) in
                 try await Self.profile(profileEndpoint, accessToken: accessToken, http: http)
@@ -125,7 +129,9 @@ public final class NaverProvider: OIDCBasedAdapter {
     static func delete(_ tokens: TokenSet, base: GenericOIDCProvider) async throws(ProviderError) {
         if base.configuration.endpoints.revocationEndpoint != nil { return try await base.revoke(tokens) }
         var accessToken = tokens.accessToken
-        if let expiry = tokens.accessTokenExpiresAt, expiry <= Date(), let refreshToken = tokens.refreshToken {
+        if let expiry = tokens.accessTokenExpiresAt, expiry <= base.http.clock.now,
+            let refreshToken = tokens.refreshToken
+        {
             accessToken =
                 try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], base: base)
                 .accessToken

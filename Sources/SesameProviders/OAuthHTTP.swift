@@ -7,11 +7,21 @@ import SesameCore
 /// The few HTTP exchanges OAuth needs, each with a timeout, and the one place where what came
 /// back is classified: success, an OAuth error, a passing failure, or an invalid answer.
 struct OAuthHTTP: Sendable {
-    let client: HTTPClient
+    let transport: any HTTPTransport
     /// How long a request may take.
     let timeout: Duration
     /// The CA bundle the client trusts besides the system's, named in TLS errors.
     let caFile: String?
+    /// What "now" is for expiry: token lifetimes, ID token times, device codes, polling pace.
+    let clock: any SessionClock
+
+    /// The exchanges a provider configured by `configuration` makes over `transport`.
+    init(transport: any HTTPTransport, configuration: ProviderConfiguration, clock: any SessionClock) {
+        self.transport = transport
+        self.timeout = configuration.requestTimeout
+        self.caFile = configuration.caFile
+        self.clock = clock
+    }
     /// Responses larger than this are not OAuth responses.
     static let maximumBody = 1 << 20
     /// Form fields whose values are secrets: cut out of anything the provider says back.
@@ -31,8 +41,7 @@ struct OAuthHTTP: Sendable {
 
     /// GETs `url`, presenting `bearer` (RFC 6750 §2.1) when given.
     func get(_ url: String, bearer: String? = nil) async throws(ProviderError) -> Response {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/json")
+        var request = TransportRequest(method: .GET, url: url, headers: ["Accept": "application/json"])
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         var response = try await send(request, timeout: timeout)
         response.secrets = bearer.map { [$0] } ?? []
@@ -48,17 +57,18 @@ struct OAuthHTTP: Sendable {
         bearer: String? = nil,
         timeout: Duration? = nil
     ) async throws(ProviderError) -> Response {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "Accept", value: "application/json")
+        var request = TransportRequest(
+            method: .POST,
+            url: url,
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        )
         if let (user, password) = basicAuth {
             let credentials = Data("\(Self.formEncode(user)):\(Self.formEncode(password))".utf8).base64EncodedString()
             request.headers.add(name: "Authorization", value: "Basic \(credentials)")
         }
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode($0.1))" }.joined(separator: "&")
-        request.body = .bytes(ByteBuffer(string: body))
+        request.body = Data(body.utf8)
         var response = try await send(request, timeout: timeout ?? self.timeout)
         response.secrets =
             fields.filter { Self.secretFields.contains($0.0) }.map(\.1) + (basicAuth.map { [$0.1] } ?? [])
@@ -66,11 +76,10 @@ struct OAuthHTTP: Sendable {
         return response
     }
 
-    private func send(_ request: HTTPClientRequest, timeout: Duration) async throws(ProviderError) -> Response {
+    private func send(_ request: TransportRequest, timeout: Duration) async throws(ProviderError) -> Response {
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.timeInterval * 1e9)))
-            let body = try await response.body.collect(upTo: Self.maximumBody)
-            return Response(status: response.status, headers: response.headers, body: Data(body.readableBytesView))
+            let response = try await transport.send(request, timeout: timeout, maximumBody: Self.maximumBody)
+            return Response(status: response.status, headers: response.headers, body: response.body)
         } catch let error as HTTPClientError
             where error == .deadlineExceeded || error == .readTimeout
             || error == .connectTimeout

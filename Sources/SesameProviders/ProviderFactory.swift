@@ -18,14 +18,16 @@ public enum ProviderFactory {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// The adapter the provider file's `type` selects.
-    public static func adapter(for configuration: ProviderConfiguration, client: HTTPClient) -> any ProviderAdapter {
+    /// The adapter the provider file's `type` selects, sending over `transport`.
+    public static func adapter(for configuration: ProviderConfiguration, transport: any HTTPTransport)
+        -> any ProviderAdapter
+    {
         switch configuration.kind {
-        case .oidc: GenericOIDCProvider(configuration: configuration, client: client)
-        case .kakao(let settings): KakaoProvider(configuration: configuration, settings: settings, client: client)
-        case .naver(let settings): NaverProvider(configuration: configuration, settings: settings, client: client)
-        case .google: GoogleProvider(configuration: configuration, client: client)
-        case .apple(let settings): AppleProvider(configuration: configuration, settings: settings, client: client)
+        case .oidc: GenericOIDCProvider(configuration: configuration, transport: transport)
+        case .kakao(let settings): KakaoProvider(configuration: configuration, settings: settings, transport: transport)
+        case .naver(let settings): NaverProvider(configuration: configuration, settings: settings, transport: transport)
+        case .google: GoogleProvider(configuration: configuration, transport: transport)
+        case .apple(let settings): AppleProvider(configuration: configuration, settings: settings, transport: transport)
         }
     }
 }

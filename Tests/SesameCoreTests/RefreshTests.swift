@@ -59,7 +59,7 @@ import Testing
         defer { loop.cancel() }
         var waited = 0
         while fixture.refresher.calls == 0 {
-            await waitForSleeper(fixture.clock)
+            await fixture.clock.untilSleeping()
             fixture.clock.advance(by: .seconds(1))
             waited += 1
             for _ in 0..<50 { await Task.yield() }
@@ -77,7 +77,7 @@ import Testing
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
         let loop = Task { await fixture.engine.runDeadlines() }
         defer { loop.cancel() }
-        await waitForSleeper(fixture.clock)
+        await fixture.clock.untilSleeping()
         // Asleep through the planned refresh (due ~54 min in) but not past expiry.
         fixture.clock.suspend(for: .seconds(3300))
         #expect(fixture.refresher.calls == 0, "no timer fires during suspend")

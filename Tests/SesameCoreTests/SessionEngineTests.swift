@@ -71,7 +71,7 @@ import Testing
         #expect(try await events.kinds(1) == [.loggedIn])
         let loop = Task { await fixture.engine.runDeadlines() }
         defer { loop.cancel() }
-        await waitForSleeper(fixture.clock)
+        await fixture.clock.untilSleeping()
         // The lid closes for an hour: wall time moves, monotonic time does not, no timer fires.
         fixture.clock.suspend(for: .seconds(3600))
         // The lid opens; at most one check interval (1 s of monotonic time) later the loop looks.
@@ -87,7 +87,7 @@ import Testing
         _ = try await fixture.importAccount(lifetime: .seconds(90))
         #expect(try await events.kinds(1) == [.loggedIn])
         for _ in 0..<30 {
-            await waitForSleeper(fixture.clock)
+            await fixture.clock.untilSleeping()
             fixture.clock.advance(by: .seconds(1))
         }
         #expect(try await events.kinds(1) == [.expiring])
@@ -192,9 +192,4 @@ import Testing
         #expect(kinds == [.loggedIn, .loggedIn] && loggedOut.kind == .loggedOut)
         #expect(loggedOut.revokedRemotely == false)
     }
-}
-
-/// Waits until the deadline loop is asleep on the test clock, so moving the clock wakes it.
-func waitForSleeper(_ clock: TestClock) async {
-    while clock.sleeperCount == 0 { await Task.yield() }
 }

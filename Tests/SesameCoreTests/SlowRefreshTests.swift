@@ -111,7 +111,7 @@ private func logoutDuringARefresh(patience: Duration) async throws -> (
             return RemoteRevocation(confirmed: true)
         }
     }
-    while fixture.clock.sleeperCount == 0 { await Task.yield() }
+    await fixture.clock.untilSleeping()
     return (fixture, account, refresh, logout, revoked)
 }
 

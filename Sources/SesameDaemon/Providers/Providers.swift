@@ -35,7 +35,7 @@ final class Providers: TokenRefresher {
 
     private static func make(_ configuration: ProviderConfiguration) -> Configured {
         let client = ProviderFactory.httpClient(caFile: configuration.caFile)
-        return Configured(adapter: ProviderFactory.adapter(for: configuration, client: client), client: client)
+        return Configured(adapter: ProviderFactory.adapter(for: configuration, transport: client), client: client)
     }
 
     /// The provider called `name`.
