@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aLogoutWaitsForTheRefreshInFlightAndRevokesItsTokens() async throws {
-        let (fixture, account, refresh, logout, revoked) = try await logoutDuringARefresh(patience: .seconds(60))
+        let (fixture, _, refresh, logout, revoked) = try await logoutDuringARefresh(patience: .seconds(60))
         fixture.refresher.open()
         _ = try await refresh.value
         let (loggedOut, revocation) = try await logout.value

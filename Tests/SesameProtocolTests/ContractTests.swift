@@ -47,10 +47,11 @@ extension LoginFlow: WireEnum {}
     }
 
     /// Every method of every contract, with its Swift parameter and reply types.
-    static let signatures: [(interface: String, method: String, types: (any Codable.Type, any Codable.Type))] =
+    static var signatures: [(interface: String, method: String, types: (any Codable.Type, any Codable.Type))] {
         AccountsContract.Method.allCases.map { (AccountsContract.interface, $0.rawValue, $0.signature) }
-        + EventsContract.Method.allCases.map { (EventsContract.interface, $0.rawValue, $0.signature) }
-        + AdminContract.Method.allCases.map { (AdminContract.interface, $0.rawValue, $0.signature) }
+            + EventsContract.Method.allCases.map { (EventsContract.interface, $0.rawValue, $0.signature) }
+            + AdminContract.Method.allCases.map { (AdminContract.interface, $0.rawValue, $0.signature) }
+    }
 
     @Test(arguments: signatures.indices)
     func aMethodMatchesTheInterfaceFile(_ index: Int) throws {

@@ -109,13 +109,13 @@ extension SessionEngine {
         revokingWith revoke: @Sendable (TokenSet) async -> RemoteRevocation
     ) async throws(SessionError) -> (account: Account, revocation: RemoteRevocation) {
         guard accounts[id] != nil else { throw .noSuchAccount(id) }
-        loggingOut[id, default: 0] += 1
+        updateRefreshState(of: id) { $0.logouts += 1 }
         defer {
-            loggingOut[id] = loggingOut[id].flatMap { $0 > 1 ? $0 - 1 : nil }
+            updateRefreshState(of: id) { $0.logouts -= 1 }
             changes.yield()
         }
         var note: String?
-        if let running = refreshes[id],
+        if let running = refreshState(of: id).inFlight,
             await TaskDeadline.result(of: running.task, within: patience, clock: clock) == nil
         {
             abandonRefresh(of: id)

@@ -79,7 +79,7 @@ extension SessionEngine {
     /// and none is under way.
     private func plannedRefresh(of stored: StoredAccount) -> Date? {
         let id = stored.account.id
-        guard policy.refreshAhead, stored.account.state.canRefresh, refreshes[id] == nil, loggingOut[id] == nil else {
+        guard policy.refreshAhead, stored.account.state.canRefresh, !refreshState(of: id).isBusy else {
             return nil
         }
         return stored.refreshAt

@@ -24,8 +24,10 @@ extension SessionEngine {
         let refreshDue =
             tokens.accessTokenExpiresAt.map { $0.timeIntervalSince(clock.now) <= policy.refreshMargin.timeInterval }
             ?? false
-        guard refreshDue || refreshes[id] != nil else { return tokens }
-        guard tokens.refreshToken != nil, loggingOut[id] == nil, refreshes[id] != nil || !isBackingOff(id) else {
+        let refreshing = refreshState(of: id)
+        guard refreshDue || refreshing.inFlight != nil else { return tokens }
+        guard tokens.refreshToken != nil, refreshing.logouts == 0, refreshing.inFlight != nil || !isBackingOff(id)
+        else {
             // Nothing to refresh with, logging out, or backing off after failures: callers get
             // what there is rather than each asking a provider that is struggling.
             if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
@@ -53,7 +55,7 @@ extension SessionEngine {
 
     /// Whether the account's last refresh failed and the backoff has not yet passed.
     private func isBackingOff(_ id: String) -> Bool {
-        guard let until = retryNotBefore[id] else { return false }
+        guard let until = refreshState(of: id).retryNotBefore else { return false }
         return until > clock.now
     }
 
@@ -101,9 +103,9 @@ extension SessionEngine {
         async throws(SessionError) -> Bool
     {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
-        if refreshes[id] == nil {
+        if refreshState(of: id).inFlight == nil {
             guard stored.tokens?.accessToken == accessToken, !isBackingOff(id) else { return false }
-            if let last = lastRefreshAttempt[id],
+            if let last = refreshState(of: id).lastAttempt,
                 clock.now.timeIntervalSince(last) < policy.minimumRejectedRefreshInterval.timeInterval
             {
                 return false
@@ -115,15 +117,14 @@ extension SessionEngine {
 
     /// The refresh of `id` in flight, started now if none is.
     func refreshTask(for id: String) throws(SessionError) -> Task<TokenSet, any Error> {
-        if let running = refreshes[id] { return running.task }
+        if let running = refreshState(of: id).inFlight { return running.task }
         guard var stored = accounts[id], let tokens = stored.tokens, stored.account.state.canRefresh else {
             throw accounts[id] == nil ? .noSuchAccount(id) : .needsLogin(id)
         }
-        guard loggingOut[id] == nil else {
+        guard refreshState(of: id).logouts == 0 else {
             throw .refreshFailed(account: id, reason: "the account is being logged out")
         }
         let startedFrom = stored.account.state
-        lastRefreshAttempt[id] = clock.now
         // `refreshing` is a passing state: shown by List, neither persisted nor announced.
         try transition(&stored, to: .refreshing)
         accounts[id] = stored
@@ -140,12 +141,17 @@ extension SessionEngine {
             }
             return try self.finishRefresh(id, generation: generation, startedFrom: startedFrom, outcome)
         }
-        refreshes[id] = InFlightRefresh(generation: generation, task: task)
+        let now = clock.now
+        updateRefreshState(of: id) { state in
+            state.inFlight = InFlightRefresh(generation: generation, task: task)
+            state.lastAttempt = now
+        }
         // The deadline loop leaves accounts alone while they refresh; let it know.
         changes.yield()
         return task
     }
 
+    /// Applies what the provider answered to the account, unless the refresh was overtaken.
     private func finishRefresh(
         _ id: String,
         generation: UInt64,
@@ -154,7 +160,7 @@ extension SessionEngine {
     ) throws(SessionError) -> TokenSet {
         // Whatever happens below changes the deadlines; wake the loop to look again.
         defer { changes.yield() }
-        guard refreshes[id]?.generation == generation else {
+        guard refreshState(of: id).inFlight?.generation == generation else {
             // Overtaken by a logout, removal or new login while the provider answered: its
             // result is void, and callers get what the account holds now.
             guard let stored = accounts[id] else { throw .noSuchAccount(id) }
@@ -163,97 +169,115 @@ extension SessionEngine {
             if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
             return tokens
         }
-        refreshes[id] = nil
-        guard var stored = accounts[id], stored.account.state == .refreshing, let old = stored.tokens else {
+        updateRefreshState(of: id) { $0.inFlight = nil }
+        guard let stored = accounts[id], stored.account.state == .refreshing, let old = stored.tokens else {
             throw .needsLogin(id)
         }
-        let now = clock.now
-        let expiredMeanwhile = startedFrom == .active && old.accessTokenHasExpired(at: now)
-        /// The access token ran out while the provider was asked; say so, as the deadline would have.
-        func expiryAnnouncement() -> [Announcement] {
-            expiredMeanwhile ? [Announcement(kind: .expired, account: id)] : []
-        }
+        let refresh = FinishingRefresh(stored: stored, old: old, startedFrom: startedFrom, now: clock.now)
         switch outcome {
-        case .success(var fresh):
-            if fresh.refreshToken == nil { fresh.refreshToken = old.refreshToken }
-            if fresh.refreshTokenExpiresAt == nil && fresh.refreshToken == old.refreshToken {
-                fresh.refreshTokenExpiresAt = old.refreshTokenExpiresAt
-            }
-            if fresh.idToken == nil { fresh.idToken = old.idToken }
-            if fresh.scopes.isEmpty { fresh.scopes = old.scopes }
-            try transition(&stored, to: .active)
-            stored.tokens = fresh
-            stored.expiringAnnounced = false
-            stored.refreshAt = policy.refreshTime(for: fresh, obtainedAt: now)
-            stored.account.scopes = fresh.scopes
-            stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
-            stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
-            forgetFailures(id)
-            let announcement = Announcement(kind: .tokenRefreshed, account: id, snapshot: stored.account)
-            do {
-                try commit([id: stored], announcing: [announcement])
-            } catch {
-                // The provider may have rotated the refresh token, and these are the only copy:
-                // dropping them would end the session. They stay here, and the next save
-                // (retried by the deadline loop) persists them and then announces the refresh.
-                accounts[id] = stored
-                unsavedAnnouncements = (unsavedAnnouncements ?? []) + [announcement]
-                throw error
-            }
-            return fresh
-        case .failure(.transient(let reason, let retryAfter)):
-            try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
+        case .success(let fresh):
+            return try keepRefreshed(fresh, refresh)
+        case .failure(let failure):
+            return try recordFailedRefresh(failure, refresh)
+        }
+    }
+
+    /// A refresh whose answer is being applied: the account as it was, and when.
+    private struct FinishingRefresh {
+        var stored: StoredAccount
+        var old: TokenSet
+        var startedFrom: SessionState
+        var now: Date
+        var id: String { stored.account.id }
+        /// The access token ran out while the provider was asked; say so, as the deadline would have.
+        var expiryAnnouncement: [Announcement] {
+            startedFrom == .active && old.accessTokenHasExpired(at: now)
+                ? [Announcement(kind: .expired, account: id)] : []
+        }
+        /// Where the account goes back to when the refresh brought no new tokens.
+        var unchangedState: SessionState { old.accessTokenHasExpired(at: now) ? .expired : .active }
+    }
+
+    /// Makes the new tokens the account's. What the answer leaves out is what the account held
+    /// (RFC 6749 §6: the refresh token stays when no new one is issued).
+    private func keepRefreshed(_ received: TokenSet, _ refresh: FinishingRefresh) throws(SessionError) -> TokenSet {
+        var (fresh, stored, old) = (received, refresh.stored, refresh.old)
+        if fresh.refreshToken == nil { fresh.refreshToken = old.refreshToken }
+        if fresh.refreshTokenExpiresAt == nil && fresh.refreshToken == old.refreshToken {
+            fresh.refreshTokenExpiresAt = old.refreshTokenExpiresAt
+        }
+        if fresh.idToken == nil { fresh.idToken = old.idToken }
+        if fresh.scopes.isEmpty { fresh.scopes = old.scopes }
+        try transition(&stored, to: .active)
+        stored.tokens = fresh
+        stored.expiringAnnounced = false
+        stored.refreshAt = policy.refreshTime(for: fresh, obtainedAt: refresh.now)
+        stored.account.scopes = fresh.scopes
+        stored.account.accessTokenExpiresAt = fresh.accessTokenExpiresAt
+        stored.account.refreshTokenExpiresAt = fresh.refreshTokenExpiresAt
+        forgetFailures(refresh.id)
+        let announcement = Announcement(kind: .tokenRefreshed, account: refresh.id, snapshot: stored.account)
+        do {
+            try commit([refresh.id: stored], announcing: [announcement])
+        } catch {
+            // The provider may have rotated the refresh token, and these are the only copy:
+            // dropping them would end the session. They stay here, and the next save
+            // (retried by the deadline loop) persists them and then announces the refresh.
+            accounts[refresh.id] = stored
+            unsavedAnnouncements = (unsavedAnnouncements ?? []) + [announcement]
+            throw error
+        }
+        return fresh
+    }
+
+    /// Records a refresh that brought no new tokens, and what it means for the session.
+    private func recordFailedRefresh(_ failure: RefreshFailure, _ refresh: FinishingRefresh) throws(SessionError)
+        -> TokenSet
+    {
+        var (stored, id) = (refresh.stored, refresh.id)
+        switch failure {
+        case .transient(let reason, let retryAfter):
+            try transition(&stored, to: refresh.unchangedState)
             let (failures, retryAt) = backOff(id, atLeast: retryAfter)
             stored.refreshAt = retryAt
-            try commitOrRestore(
-                &stored,
-                startedFrom: startedFrom,
-                expiryAnnouncement() + [
-                    Announcement(kind: .refreshFailed, account: id, retryAt: retryAt, detail: reason)
-                ]
-            )
-            refreshFailures[id] = failures
+            let failed = Announcement(kind: .refreshFailed, account: id, retryAt: retryAt, detail: reason)
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement + [failed])
+            updateRefreshState(of: id) { $0.failures = failures }
             throw .refreshFailed(account: id, reason: reason)
-        case .failure(.unavailable):
-            try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
+        case .unavailable:
+            try transition(&stored, to: refresh.unchangedState)
             stored.refreshAt = nil
-            try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
-            if old.accessTokenHasExpired(at: now) { throw .tokenExpired(id) }
-            return old
-        case .failure(.invalidResponse(let reason)):
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
+            if refresh.old.accessTokenHasExpired(at: refresh.now) { throw .tokenExpired(id) }
+            return refresh.old
+        case .invalidResponse(let reason):
             // Garbage from the provider changes nothing about the session: the account goes back
             // to where it was (a planned refresh tries again after the backoff).
-            try transition(&stored, to: old.accessTokenHasExpired(at: now) ? .expired : .active)
+            try transition(&stored, to: refresh.unchangedState)
             let (failures, retryAt) = backOff(id, atLeast: .seconds(30))
             stored.refreshAt = stored.refreshAt.map { _ in retryAt }
-            try commitOrRestore(&stored, startedFrom: startedFrom, expiryAnnouncement())
-            refreshFailures[id] = failures
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
+            updateRefreshState(of: id) { $0.failures = failures }
             throw .refreshFailed(account: id, reason: reason)
-        case .failure(.needsLogin(let reason)):
+        case .needsLogin(let reason):
             try transition(&stored, to: .needsLogin)
             stored.tokens?.refreshToken = nil
             stored.refreshAt = nil
-            try commitOrRestore(
-                &stored,
-                startedFrom: startedFrom,
-                expiryAnnouncement() + [Announcement(kind: .needsLogin, account: id, detail: reason)]
-            )
+            let announcement = Announcement(kind: .needsLogin, account: id, detail: reason)
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement + [announcement])
             forgetFailures(id)
             throw .needsLogin(id)
-        case .failure(.revoked(let reason)):
+        case .revoked(let reason):
             try transition(&stored, to: .needsLogin)
             try transition(&stored, to: .loggedOut)
             stored.tokens = nil
             stored.account.accessTokenExpiresAt = nil
             stored.account.refreshTokenExpiresAt = nil
-            try commitOrRestore(
-                &stored,
-                startedFrom: startedFrom,
-                [
-                    Announcement(kind: .needsLogin, account: id, detail: reason),
-                    Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
-                ]
-            )
+            let announcements = [
+                Announcement(kind: .needsLogin, account: id, detail: reason),
+                Announcement(kind: .loggedOut, account: id, reason: .revoked, revokedRemotely: true),
+            ]
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, announcements)
             forgetFailures(id)
             throw .needsLogin(id)
         }
@@ -262,9 +286,9 @@ extension SessionEngine {
     /// Counts one more failed refresh of `id` and holds callers off until the retry it returns.
     /// The count itself is kept by the caller once the failure is committed.
     private func backOff(_ id: String, atLeast: Duration) -> (failures: Int, retryAt: Date) {
-        let failures = (refreshFailures[id] ?? 0) + 1
+        let failures = refreshState(of: id).failures + 1
         let retryAt = clock.now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: atLeast))
-        retryNotBefore[id] = retryAt
+        updateRefreshState(of: id) { $0.retryNotBefore = retryAt }
         return (failures, retryAt)
     }
 
@@ -285,7 +309,8 @@ extension SessionEngine {
                 // announced by the deadline loop once the store takes it.
                 current.account.state = startedFrom
                 current.refreshAt = current.refreshAt.map { _ in clock.now.addingTimeInterval(60) }
-                retryNotBefore[id] = clock.now.addingTimeInterval(60)
+                let retryAt = clock.now.addingTimeInterval(60)
+                updateRefreshState(of: id) { $0.retryNotBefore = retryAt }
                 accounts[id] = current
             }
             throw error

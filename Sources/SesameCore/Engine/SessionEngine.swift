@@ -17,18 +17,10 @@ public actor SessionEngine<Payload: Sendable> {
 
     var accounts: [String: StoredAccount]
     var lastSequence: UInt64
-    /// The refresh in flight per account, which every concurrent caller joins.
-    var refreshes: [String: InFlightRefresh] = [:]
+    /// How refreshing stands per account; an account without an entry has nothing under way
+    /// and nothing to remember (see `updateRefreshState`).
+    var refreshStates: [String: RefreshState] = [:]
     var nextRefreshGeneration: UInt64 = 0
-    /// Transient refresh failures in a row per account, for the backoff; forgotten on success.
-    var refreshFailures: [String: Int] = [:]
-    /// When each account last started a refresh, to bound refreshes that clients ask for.
-    var lastRefreshAttempt: [String: Date] = [:]
-    /// Until when callers do not start refreshes of an account whose last refresh failed.
-    var retryNotBefore: [String: Date] = [:]
-    /// Logouts under way per account: no refresh starts while the grant is being revoked, so
-    /// that what is revoked is what the account holds.
-    var loggingOut: [String: Int] = [:]
     /// Announcements of changes the engine holds but the store does not yet: set only when a
     /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
     /// the only copy). The next successful save carries them.
@@ -115,17 +107,59 @@ public actor SessionEngine<Payload: Sendable> {
         var task: Task<TokenSet, any Error>
     }
 
-    /// Forgets any refresh of `id` in flight: what it brings back no longer applies.
+    /// Everything the engine remembers about refreshing one account, kept together so that
+    /// forgetting an account's refreshes forgets all of it at once.
+    struct RefreshState {
+        /// The refresh in flight, which every concurrent caller joins.
+        var inFlight: InFlightRefresh?
+        /// Transient refresh failures in a row, for the backoff; forgotten on success.
+        var failures = 0
+        /// When the last refresh started, to bound refreshes that clients ask for.
+        var lastAttempt: Date?
+        /// Until when callers do not start a refresh after the last one failed.
+        var retryNotBefore: Date?
+        /// Logouts under way: no refresh starts while the grant is being revoked, so that what
+        /// is revoked is what the account holds.
+        var logouts = 0
+
+        /// Whether a refresh runs or a logout is under way: no planned refresh starts then.
+        var isBusy: Bool { inFlight != nil || logouts > 0 }
+
+        /// Whether there is nothing to remember.
+        var isEmpty: Bool {
+            inFlight == nil && failures == 0 && lastAttempt == nil && retryNotBefore == nil && logouts == 0
+        }
+    }
+
+    /// The account's refresh state as it stands.
+    func refreshState(of id: String) -> RefreshState {
+        refreshStates[id] ?? RefreshState()
+    }
+
+    /// Changes the account's refresh state; an empty one is dropped, so that the table holds
+    /// only accounts with something under way or remembered.
+    @discardableResult
+    func updateRefreshState<Result>(of id: String, _ change: (inout RefreshState) -> Result) -> Result {
+        var state = refreshState(of: id)
+        defer { refreshStates[id] = state.isEmpty ? nil : state }
+        return change(&state)
+    }
+
+    /// Forgets any refresh of `id` in flight: what it brings back no longer applies. A logout
+    /// under way is still counted.
     func abandonRefresh(of id: String) {
-        refreshes.removeValue(forKey: id)?.task.cancel()
-        lastRefreshAttempt[id] = nil
-        forgetFailures(id)
+        updateRefreshState(of: id) { state in
+            state.inFlight?.task.cancel()
+            state = RefreshState(logouts: state.logouts)
+        }
     }
 
     /// Forgets the failed refreshes of `id`: its refreshes work again, or its session is over.
     func forgetFailures(_ id: String) {
-        refreshFailures[id] = nil
-        retryNotBefore[id] = nil
+        updateRefreshState(of: id) { state in
+            state.failures = 0
+            state.retryNotBefore = nil
+        }
     }
 
     /// One event the commit announces once the change is saved.
