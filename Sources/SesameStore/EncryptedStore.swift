@@ -43,7 +43,7 @@ public final class EncryptedStore: SessionPersistence {
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
         let path = directory + "/" + fileName
-        var keys = try keySources.load()
+        let keys = try keySources.load()
         if keys.isGenerated {
             logger.warning(
                 "THE TOKEN STORE KEY IS A GENERATED DEVELOPMENT KEY kept beside the store; anyone who can read the state directory can read every token. Configure a systemd credential or key_file for real use.",
@@ -55,9 +55,7 @@ public final class EncryptedStore: SessionPersistence {
                 "creating a new token store",
                 metadata: ["path": "\(path)", "key_id": "\(keys.primary.id)", "key_source": "\(keys.primary.source)"]
             )
-            let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
-            try store.write(SessionSnapshot())
-            return (store, SessionSnapshot())
+            return try empty(path: path, keys: keys, logger: logger)
         }
         let snapshot: SessionSnapshot
         let usedKey: StoreKey
@@ -70,27 +68,10 @@ public final class EncryptedStore: SessionPersistence {
                 "the token store is damaged; moved it aside and starting with no accounts",
                 metadata: ["error": "\(error)", "moved_to": "\(aside)"]
             )
-            let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
-            try store.write(SessionSnapshot())
-            return (store, SessionSnapshot())
+            return try empty(path: path, keys: keys, logger: logger)
         }
         let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, logger: logger)
-        if usedKey.id != keys.primary.id {
-            // Sealed with the key a rekey was moving to, or with the previous credential: finish
-            // the move now, so the store and the primary key agree again.
-            if let keyFile = keys.keyFile {
-                try AtomicFile.move(keyFile + ".next", to: keyFile)
-                keys = KeySources.Loaded(primary: usedKey, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
-                store.keys.withLock { $0 = keys }
-                logger.notice("finished an interrupted rekey", metadata: ["key_id": "\(usedKey.id)"])
-            } else {
-                try store.write(snapshot)
-                logger.notice(
-                    "re-sealed the token store under the current credential",
-                    metadata: ["from_key_id": "\(usedKey.id)", "key_id": "\(keys.primary.id)"]
-                )
-            }
-        }
+        if usedKey.id != keys.primary.id { try store.finishKeyChange(to: usedKey, snapshot: snapshot) }
         logger.info(
             "opened the token store",
             metadata: [
@@ -99,6 +80,34 @@ public final class EncryptedStore: SessionPersistence {
             ]
         )
         return (store, snapshot)
+    }
+
+    /// A store with no accounts, written at once so that the file exists and is sealed.
+    private static func empty(path: String, keys: KeySources.Loaded, logger: Logger) throws(StoreError)
+        -> (EncryptedStore, SessionSnapshot)
+    {
+        let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
+        try store.write(SessionSnapshot())
+        return (store, SessionSnapshot())
+    }
+
+    /// The store was sealed with `usedKey`, not the primary key: the key a rekey was moving to,
+    /// or the previous credential. Finishes the move, so the store and the primary key agree.
+    private func finishKeyChange(to usedKey: StoreKey, snapshot: SessionSnapshot) throws(StoreError) {
+        let current = keys.withLock { $0 }
+        if let keyFile = current.keyFile {
+            try AtomicFile.move(keyFile + ".next", to: keyFile)
+            keys.withLock {
+                $0 = KeySources.Loaded(primary: usedKey, others: [], isGenerated: current.isGenerated, keyFile: keyFile)
+            }
+            logger.notice("finished an interrupted rekey", metadata: ["key_id": "\(usedKey.id)"])
+        } else {
+            try write(snapshot)
+            logger.notice(
+                "re-sealed the token store under the current credential",
+                metadata: ["from_key_id": "\(usedKey.id)", "key_id": "\(current.primary.id)"]
+            )
+        }
     }
 
     public func save(_ snapshot: SessionSnapshot) throws {

@@ -42,51 +42,16 @@ enum ProviderFiles {
         for key in file.table.keys where !(commonKeys.contains(key) || type.extraKeys.contains(key)) {
             throw .unknownKey(path: path, key: key)
         }
-        let name = try file.string("name") ?? defaultName
-        guard !name.isEmpty, name.allSatisfy({ $0.isLowercase || $0.isNumber || "-_.".contains($0) }) else {
-            throw .invalidValue(path: path, key: "name", reason: "must be lower-case letters, digits, '-', '_' or '.'")
-        }
+        // In the order a person reads the file, so that the first problem is reported first.
+        let name = try file.name(default: defaultName)
         guard let clientID = try file.string("client_id") else {
             throw .invalidValue(path: path, key: "client_id", reason: "is required")
         }
         let endpoints = try file.endpoints(type)
-        let issuer = try file.url("issuer") ?? type.issuer
-        let discovery = try file.bool("discovery") ?? type.discovers
-        guard (issuer != nil && discovery) || endpoints.standard.tokenEndpoint != nil else {
-            throw .invalidValue(
-                path: path,
-                key: issuer == nil ? "issuer" : "endpoints.token",
-                reason: issuer == nil ? "is required unless endpoints.token is given" : "is required without discovery"
-            )
-        }
-        let flow = try file.flow()
-        if let flow, !type.flows.contains(flow) {
-            let offered = type.flows.map(\.rawValue).joined(separator: " or ")
-            throw .invalidValue(
-                path: path,
-                key: "flow",
-                reason: offered.isEmpty
-                    ? "does not apply to \(type.rawValue): its accounts arrive by code handover"
-                    : "must be \(offered): \(type.rawValue) offers no other"
-            )
-        }
-        let timeout = try file.seconds("timeout", in: 1...300) ?? .seconds(10)
-        let tokenTimeout = try file.seconds("token_timeout", in: 1...600) ?? max(timeout, .seconds(120))
-        guard tokenTimeout >= timeout else {
-            throw .invalidValue(path: path, key: "token_timeout", reason: "must not be shorter than timeout")
-        }
-        let secret = try file.secret(
-            fileKey: "client_secret_file",
-            credentialKey: "client_secret_credential",
-            credentialsDirectory: credentialsDirectory
-        )
-        if secret == nil, type.requiresClientSecret {
-            throw .invalidValue(
-                path: path,
-                key: "client_secret_file",
-                reason: "(or client_secret_credential) is required: \(type.rawValue) clients always have a secret"
-            )
-        }
+        let (issuer, discovery) = try file.issuer(type, endpoints: endpoints.standard)
+        let flow = try file.flow(offeredBy: type)
+        let (timeout, tokenTimeout) = try file.timeouts()
+        let secret = try file.clientSecret(for: type, credentialsDirectory: credentialsDirectory)
         return ProviderConfiguration(
             name: name,
             kind: try type.kind(file, endpoints: endpoints.own, credentialsDirectory: credentialsDirectory),
@@ -110,4 +75,74 @@ enum ProviderFiles {
         "name", "type", "issuer", "discovery", "client_id", "client_secret_file", "client_secret_credential", "scopes",
         "flow", "ca_file", "timeout", "token_timeout", "endpoints", "authorization_parameters", "redirect_uri",
     ]
+}
+
+/// The provider file's settings that are checked against each other or against the type.
+extension ProviderFile {
+    /// The provider's name: the file's `name`, else the file's own name.
+    func name(default defaultName: String) throws(ConfigurationError) -> String {
+        let name = try string("name") ?? defaultName
+        guard !name.isEmpty, name.allSatisfy({ $0.isLowercase || $0.isNumber || "-_.".contains($0) }) else {
+            throw .invalidValue(path: path, key: "name", reason: "must be lower-case letters, digits, '-', '_' or '.'")
+        }
+        return name
+    }
+
+    /// The issuer and whether to discover from it; without discovery, `endpoints.token` must
+    /// say where tokens come from.
+    func issuer(_ type: ProviderType, endpoints: OAuthEndpoints) throws(ConfigurationError)
+        -> (issuer: String?, discovery: Bool)
+    {
+        let issuer = try url("issuer") ?? type.issuer
+        let discovery = try bool("discovery") ?? type.discovers
+        guard (issuer != nil && discovery) || endpoints.tokenEndpoint != nil else {
+            throw .invalidValue(
+                path: path,
+                key: issuer == nil ? "issuer" : "endpoints.token",
+                reason: issuer == nil ? "is required unless endpoints.token is given" : "is required without discovery"
+            )
+        }
+        return (issuer, discovery)
+    }
+
+    /// The file's `flow`, which must be one the type offers; nil leaves it to the type.
+    func flow(offeredBy type: ProviderType) throws(ConfigurationError) -> ProviderConfiguration.Flow? {
+        guard let flow = try flow() else { return nil }
+        guard !type.flows.contains(flow) else { return flow }
+        let offered = type.flows.map(\.rawValue).joined(separator: " or ")
+        throw .invalidValue(
+            path: path,
+            key: "flow",
+            reason: offered.isEmpty
+                ? "does not apply to \(type.rawValue): its accounts arrive by code handover"
+                : "must be \(offered): \(type.rawValue) offers no other"
+        )
+    }
+
+    /// `timeout` for any request and `token_timeout` for token requests, never the shorter.
+    func timeouts() throws(ConfigurationError) -> (request: Duration, token: Duration) {
+        let timeout = try seconds("timeout", in: 1...300) ?? .seconds(10)
+        let tokenTimeout = try seconds("token_timeout", in: 1...600) ?? max(timeout, .seconds(120))
+        guard tokenTimeout >= timeout else {
+            throw .invalidValue(path: path, key: "token_timeout", reason: "must not be shorter than timeout")
+        }
+        return (timeout, tokenTimeout)
+    }
+
+    /// The client secret from a file or credential, required for types whose clients always have one.
+    func clientSecret(for type: ProviderType, credentialsDirectory: String?) throws(ConfigurationError) -> String? {
+        let secret = try secret(
+            fileKey: "client_secret_file",
+            credentialKey: "client_secret_credential",
+            credentialsDirectory: credentialsDirectory
+        )
+        if secret == nil, type.requiresClientSecret {
+            throw .invalidValue(
+                path: path,
+                key: "client_secret_file",
+                reason: "(or client_secret_credential) is required: \(type.rawValue) clients always have a secret"
+            )
+        }
+        return secret
+    }
 }

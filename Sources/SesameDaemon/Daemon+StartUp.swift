@@ -1,0 +1,60 @@
+import Foundation
+import SesameCore
+import SesameStore
+
+/// Why the daemon could not start.
+public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
+    /// The state directory could not be created.
+    case stateDirectory(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .stateDirectory(let path, let reason): "cannot create state directory \(path): \(reason)"
+        }
+    }
+}
+
+/// What the daemon needs before it can serve: its state directory, the opened store, and the
+/// provider files. Each failure here stops the start with an error that says what to fix.
+extension Daemon {
+    /// Creates the state directory (0700) and opens the store in it, with the keys the
+    /// configuration and systemd's credentials offer.
+    func openStore() throws -> (EncryptedStore, SessionSnapshot) {
+        try Self.makeStateDirectory(configuration.stateDirectory)
+        return try EncryptedStore.open(
+            directory: configuration.stateDirectory,
+            keySources: KeySources(
+                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
+                keyFile: configuration.storeKeyFile,
+                generatedKeyFile: configuration.allowGeneratedKey ? configuration.stateDirectory + "/dev.key" : nil
+            ),
+            onDamage: configuration.onDamagedStore,
+            logger: logger
+        )
+    }
+
+    /// The configured providers, each with the HTTP client it will use.
+    func loadProviders() throws -> Providers {
+        let providers = Providers(
+            try ProviderFiles.load(
+                directory: configuration.providersDirectory,
+                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
+            ),
+            logger: logger
+        )
+        logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
+        return providers
+    }
+
+    static func makeStateDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw DaemonStartError.stateDirectory(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+}
