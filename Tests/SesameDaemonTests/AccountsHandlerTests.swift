@@ -166,18 +166,6 @@ import Testing
         #expect(try await fixture.accounts(.reportRejected, current).reply(as: ReportRejectedReply.self).refreshed)
     }
 
-    @Test func getTokenOfAnExpiredTokenThatCannotRefreshIsTokenExpired() async throws {
-        let fixture = HandlerFixture(
-            provider: ScriptedProvider(
-                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
-            )
-        )
-        let account = try await fixture.imported(expiresIn: 60)
-        fixture.clock.advance(by: .seconds(120))
-        let outcome = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
-        #expect([error("TokenExpired"), error("RefreshFailed")].contains(outcome.errorName ?? ""))
-    }
-
     @Test func logoutRevokesAtTheProviderAndASecondLogoutIsInvalidTransition() async throws {
         let fixture = HandlerFixture()
         let account = try await fixture.imported()

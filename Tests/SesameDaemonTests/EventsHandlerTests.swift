@@ -59,6 +59,38 @@ import Testing
         #expect(badKind.result.failure == VarlinkError.invalidParameter("kinds"))
     }
 
+    @Test func aSubscriberThatFallsMoreThanTheQueueBehindIsCutOffAsLagged() async throws {
+        let fixture = HandlerFixture(queueLimit: 2)
+        // The subscriber takes `ready`, then reads nothing more until the gate opens.
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let (received, receive) = AsyncStream<SubscribeReply>.makeStream()
+        let context = VarlinkCallContext(
+            peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000),
+            logger: Logger(label: "test"),
+            streaming: true
+        ) { reply in
+            let decoded = try reply.decode(SubscribeReply.self)
+            receive.yield(decoded)
+            if decoded.event != nil { for await _ in gate { break } }
+        }
+        let call = VarlinkCall(method: "io.sesame.Events.Subscribe", parameters: [:], more: true)
+        let subscription = Task { try await fixture.events.handle(call, context: context) }
+        // Were every event to get through, nothing would end the subscription: this ends it then,
+        // so that the test fails instead of waiting for ever.
+        let reader = Task {
+            var events = 0
+            for await reply in received where reply.event != nil {
+                events += 1
+                if events == 5 { subscription.cancel() }
+            }
+        }
+        await fixture.untilSubscribed()
+        for subject in ["a", "b", "c", "d", "e"] { _ = try await fixture.imported(subject: subject) }
+        open.finish()
+        await #expect(throws: VarlinkError(.lagged(queueLimit: 2))) { try await subscription.value }
+        reader.cancel()
+    }
+
     @Test func subscriptionsBeyondTheUsersAllowanceAreTooManySubscriptions() async throws {
         let fixture = HandlerFixture(limits: UserLimits(subscriptions: 1))
         let (replies, task) = try subscribe(fixture)

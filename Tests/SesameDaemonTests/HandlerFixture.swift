@@ -5,6 +5,7 @@ import SesameCoreTesting
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
+import Synchronization
 
 @testable import SesameDaemon
 
@@ -13,23 +14,31 @@ import SesameVarlinkTesting
 struct HandlerFixture {
     let clock = TestClock()
     let provider: ScriptedProvider
+    let providers: Providers
+    let store = SwitchableStore()
     let engine: DaemonEngine
     let accounts: AccountsInterface
     let events: EventsInterface
     let trust: Trust
 
-    init(provider: ScriptedProvider = ScriptedProvider(), limits: UserLimits = UserLimits()) {
+    init(
+        provider: ScriptedProvider = ScriptedProvider(),
+        limits: UserLimits = UserLimits(),
+        policy: AccessPolicy = AccessPolicy(),
+        queueLimit: Int = 1024
+    ) {
         self.provider = provider
         let logger = Logger(label: "test")
-        let providers = Providers(adapters: [provider], logger: logger)
+        providers = Providers(adapters: [provider], logger: logger)
         engine = DaemonEngine(
             snapshot: SessionSnapshot(),
             clock: clock,
-            persistence: MemorySessionPersistence(),
+            persistence: store,
             refresher: providers,
+            queueLimit: queueLimit,
             encode: EventReply.encode
         )
-        trust = Trust(policy: AccessPolicy(), limits: limits)
+        trust = Trust(policy: policy, limits: limits)
         accounts = AccountsInterface(interfaceDescription: "", engine: engine, providers: providers, trust: trust)
         events = EventsInterface(interfaceDescription: "", engine: engine, trust: trust)
     }
@@ -44,6 +53,14 @@ struct HandlerFixture {
         try await InProcessCall(uid: uid).call(accounts, method.rawValue, parameters, more: more)
     }
 
+    /// Returns once `count` subscriptions are registered, yielding (bounded, as `TestClock.untilSleeping`).
+    func untilSubscribed(_ count: Int = 1) async {
+        for _ in 0..<1_000_000 {
+            if engine.registry.subscriberCount >= count { return }
+            await Task.yield()
+        }
+    }
+
     /// Imports an account of the scripted provider for `uid` and returns it.
     func imported(subject: String = "alice", as uid: UInt32 = 1000, expiresIn: Int64 = 3600) async throws -> Account {
         let parameters = ImportTokensParameters(
@@ -54,5 +71,29 @@ struct HandlerFixture {
             tokens: Tokens(accessToken: "AT-\(subject)", refreshToken: "RT-\(subject)", expiresIn: expiresIn)
         )
         return try await accounts(.importTokens, parameters, as: uid).reply(as: AccountReply.self).account
+    }
+}
+
+/// A store in memory that can be made to refuse every save, as a full or read-only disk does.
+final class SwitchableStore: SessionPersistence {
+    /// What a refused save throws.
+    struct Refused: Error {}
+
+    private let saved = Mutex((snapshot: SessionSnapshot(), failing: false))
+
+    /// Whether saves fail from now on.
+    var failing: Bool {
+        get { saved.withLock { $0.failing } }
+        set { saved.withLock { $0.failing = newValue } }
+    }
+
+    /// The last snapshot saved.
+    var snapshot: SessionSnapshot { saved.withLock { $0.snapshot } }
+
+    func save(_ snapshot: SessionSnapshot) throws {
+        try saved.withLock { state in
+            guard !state.failing else { throw Refused() }
+            state.snapshot = snapshot
+        }
     }
 }

@@ -17,6 +17,10 @@ final class ScriptedProvider: ProviderAdapter {
     let configuration: ProviderConfiguration
     let script: Mutex<Script>
     let revoked = Mutex<[TokenSet]>([])
+    private let refreshes = Mutex(0)
+
+    /// How many refreshes the provider was asked for.
+    var refreshCount: Int { refreshes.withLock { $0 } }
 
     init(name: String = "scripted", script: Script = Script()) {
         configuration = ProviderConfiguration(name: name, clientID: "client", flow: .device)
@@ -86,6 +90,7 @@ final class ScriptedProvider: ProviderAdapter {
     func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {}
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
-        try script.withLock { $0.refresh }.get()
+        refreshes.withLock { $0 += 1 }
+        return try script.withLock { $0.refresh }.get()
     }
 }

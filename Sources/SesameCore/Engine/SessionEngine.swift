@@ -6,7 +6,8 @@ import Foundation
 /// `Payload` is what the event registry hands subscribers: the daemon encodes each event once
 /// into wire bytes; tests use the events themselves.
 public actor SessionEngine<Payload: Sendable> {
-    let clock: any SessionClock
+    /// What "now" is for this engine's accounts; callers that compute expiry times use it too.
+    public nonisolated let clock: any SessionClock
     let persistence: any SessionPersistence
     let refresher: any TokenRefresher
     let policy: SessionPolicy

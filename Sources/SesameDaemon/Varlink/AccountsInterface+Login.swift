@@ -87,7 +87,7 @@ extension AccountsInterface {
         guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
         // An account of a provider that is not configured could never refresh or be revoked.
         let adapter = try providers.adapter(request.provider)
-        let now = Date()
+        let now = engine.clock.now
         func expiry(_ seconds: Int64?) throws(VarlinkError) -> Date? {
             guard let seconds else { return nil }
             guard seconds > 0 else { throw .invalidParameter("tokens") }

@@ -1,0 +1,192 @@
+import Foundation
+import SesameCore
+import SesameProtocol
+import Testing
+
+@testable import SesameDaemon
+@testable import SesameProviders
+
+/// io.sesame.Accounts' documented errors that depend on more than the parameters: rights a
+/// grant gives, a store that refuses to save, a provider that went away or fails, and the
+/// precise error of GetToken as a refresh fails.
+@Suite struct AccountsErrorTests {
+    private let error = { (name: String) in "io.sesame.Accounts.\(name)" }
+    private static let permissionDenied = "org.varlink.service.PermissionDenied"
+    private static let observeAndUse: AccountRights = [.observe, .use]
+
+    /// Parameters that name `account`, for any method that takes one.
+    private func parameters(_ method: AccountsContract.Method, _ account: String) -> any Encodable {
+        method == .reportRejected
+            ? ReportRejectedParameters(account: account, accessToken: "AT-alice") : AccountParameters(account: account)
+    }
+
+    @Test(arguments: [
+        (AccountRights.observe, AccountsContract.Method.getToken), (.observe, .reportRejected), (.observe, .logout),
+        (.observe, .refresh), (.observe, .remove), (observeAndUse, .logout), (observeAndUse, .refresh),
+        (observeAndUse, .remove), (AccountRights([.observe, .logout]), .remove),
+    ])
+    func aGrantAllowsWhatItNamesAndEverythingElseIsPermissionDenied(
+        rights: AccountRights,
+        method: AccountsContract.Method
+    ) async throws {
+        let grant = Grant(principal: .user(1001), target: .provider("scripted"), rights: rights)
+        let fixture = HandlerFixture(policy: AccessPolicy(grants: [grant]))
+        let account = try await fixture.imported()
+        #expect(try await fixture.accounts(.get, AccountParameters(account: account.id), as: 1001).errorName == nil)
+        let outcome = try await fixture.accounts(method, parameters(method, account.id), as: 1001)
+        #expect(outcome.errorName == Self.permissionDenied)
+        #expect(try await fixture.engine.account(account.id).state == .active, "nothing changed")
+    }
+
+    @Test func aUseGrantGivesTheTokenAndReportRejected() async throws {
+        let grant = Grant(principal: .user(1001), target: .provider("scripted"), rights: [.observe, .use])
+        let fixture = HandlerFixture(policy: AccessPolicy(grants: [grant]))
+        let account = try await fixture.imported()
+        let token = try await fixture.accounts(.getToken, AccountParameters(account: account.id), as: 1001)
+        #expect(try token.reply(as: GetTokenReply.self).accessToken == "AT-alice")
+        let rejected = try await fixture.accounts(.reportRejected, parameters(.reportRejected, account.id), as: 1001)
+        #expect(rejected.errorName == nil)
+    }
+
+    @Test(arguments: [AccountsContract.Method.importTokens, .redeemCode, .logout, .remove])
+    func aChangeTheStoreRefusesIsStoreFailedAndNotMade(_ method: AccountsContract.Method) async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let before = try await fixture.accounts(.list).reply(as: ListReply.self).accounts
+        fixture.store.failing = true
+        let parameters: any Encodable =
+            switch method {
+            case .importTokens:
+                ImportTokensParameters(
+                    provider: "scripted",
+                    subject: "bob",
+                    displayName: nil,
+                    owner: nil,
+                    tokens: Tokens(accessToken: "AT-bob")
+                )
+            case .redeemCode: RedeemCodeParameters(provider: "scripted", code: "c")
+            default: AccountParameters(account: account.id)
+            }
+        #expect(try await fixture.accounts(method, parameters).errorName == error("StoreFailed"))
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts == before)
+    }
+
+    @Test func aDeviceLoginTheStoreRefusesIsStoreFailedAfterTheCode() async throws {
+        let fixture = HandlerFixture()
+        fixture.store.failing = true
+        let outcome = try await fixture.accounts(
+            .login,
+            LoginParameters(provider: "scripted", flow: .device, redirectUri: nil, scopes: nil),
+            more: true
+        )
+        #expect(try #require(outcome.streamed.first).decode(LoginReply.self).verification != nil)
+        #expect(outcome.errorName == error("StoreFailed"))
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts.isEmpty)
+    }
+
+    @Test func aRefreshTheStoreRefusesIsStoreFailedButItsTokensAreKept() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        fixture.store.failing = true
+        #expect(
+            try await fixture.accounts(.refresh, AccountParameters(account: account.id)).errorName
+                == error("StoreFailed")
+        )
+        // The provider may have rotated the refresh token: the new tokens are the only copy.
+        #expect(try await fixture.engine.heldTokens(for: account.id)?.refreshToken == "RT-2")
+        fixture.store.failing = false
+        #expect(
+            try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+                .reply(as: GetTokenReply.self).accessToken == "AT-2"
+        )
+    }
+
+    @Test func refreshingAnAccountWhoseProviderIsGoneIsNoSuchProvider() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        _ = fixture.providers.reload([])
+        let outcome = try await fixture.accounts(.refresh, AccountParameters(account: account.id))
+        #expect(outcome.errorName == error("NoSuchProvider"))
+        #expect(try await fixture.engine.account(account.id).state == .active)
+    }
+
+    @Test func aRefreshThatMayPassIsRefreshFailed() async throws {
+        let fixture = HandlerFixture(
+            provider: ScriptedProvider(
+                script: .init(refresh: .failure(.transient(reason: "HTTP 503", retryAfter: .seconds(60))))
+            )
+        )
+        let account = try await fixture.imported()
+        let outcome = try await fixture.accounts(.refresh, AccountParameters(account: account.id))
+        #expect(outcome.errorName == error("RefreshFailed"))
+    }
+
+    @Test func getTokenOfAnExpiredTokenIsRefreshFailedWhenTheRefreshFailsThenTokenExpiredWhileBackingOff() async throws
+    {
+        let fixture = HandlerFixture(
+            provider: ScriptedProvider(
+                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
+            )
+        )
+        let account = try await fixture.imported(expiresIn: 60)
+        fixture.clock.advance(by: .seconds(120))
+        let tried = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        #expect(tried.errorName == error("RefreshFailed"))
+        // Backing off: callers are not each sent to a struggling provider.
+        let backingOff = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        #expect(backingOff.errorName == error("TokenExpired"))
+        #expect(fixture.provider.refreshCount == 1)
+    }
+
+    @Test func getTokenOfAStillValidTokenWhoseRefreshFailsIsThatToken() async throws {
+        let fixture = HandlerFixture(
+            provider: ScriptedProvider(
+                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
+            )
+        )
+        let account = try await fixture.imported(expiresIn: 30)
+        let outcome = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        #expect(try outcome.reply(as: GetTokenReply.self).accessToken == "AT-alice")
+        #expect(fixture.provider.refreshCount == 1)
+    }
+
+    @Test(arguments: [
+        (ProviderError.rejected(error: "invalid_grant", description: nil), "ProviderFailed"),
+        (.transient(reason: "HTTP 503", retryAfter: .seconds(5)), "ProviderUnavailable"),
+        (.accessDenied, "LoginDenied"),
+    ])
+    func aCodeTheProviderRefusesIsNamedForCompleteLoginAndRedeemCode(failure: ProviderError, name: String)
+        async throws
+    {
+        let fixture = HandlerFixture(provider: ScriptedProvider(script: .init(login: .failure(failure))))
+        let browser = LoginParameters(
+            provider: "scripted",
+            flow: .authorizationCode,
+            redirectUri: "http://127.0.0.1:8765/cb",
+            scopes: nil
+        )
+        let state = try #require(
+            try await fixture.accounts(.login, browser).reply(as: LoginReply.self).authorization?.state
+        )
+        let completed = try await fixture.accounts(.completeLogin, CompleteLoginParameters(state: state, code: "c"))
+        #expect(completed.errorName == error(name))
+        let redeemed = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))
+        #expect(redeemed.errorName == error(name))
+        let unknown = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "nosuch", code: "c"))
+        #expect(unknown.errorName == error("NoSuchProvider"))
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts.isEmpty)
+    }
+
+    @Test func aLogoutTheProviderCannotConfirmStillEndsTheSessionAndSaysWhy() async throws {
+        let fixture = HandlerFixture(
+            provider: ScriptedProvider(
+                script: .init(revoke: .failure(.transient(reason: "HTTP 503", retryAfter: .seconds(5))))
+            )
+        )
+        let account = try await fixture.imported()
+        let reply = try await fixture.accounts(.logout, AccountParameters(account: account.id))
+            .reply(as: LogoutReply.self)
+        #expect(reply.account.state == .loggedOut && !reply.revokedRemotely && reply.notRevokedReason != nil)
+        #expect(try await fixture.engine.heldTokens(for: account.id) == nil)
+    }
+}
