@@ -14,6 +14,12 @@ import Testing
     private static let permissionDenied = "org.varlink.service.PermissionDenied"
     private static let observeAndUse: AccountRights = [.observe, .use]
 
+    /// A fixture whose provider answers every refresh with trouble that may pass.
+    private static func providerDown() -> HandlerFixture {
+        let down = RefreshFailure.transient(reason: "HTTP 503", retryAfter: .seconds(60))
+        return HandlerFixture(provider: ScriptedProvider(script: .init(refresh: .failure(down))))
+    }
+
     /// Parameters that name `account`, for any method that takes one.
     private func parameters(_ method: AccountsContract.Method, _ account: String) -> any Encodable {
         method == .reportRejected
@@ -111,11 +117,7 @@ import Testing
     }
 
     @Test func aRefreshThatMayPassIsRefreshFailed() async throws {
-        let fixture = HandlerFixture(
-            provider: ScriptedProvider(
-                script: .init(refresh: .failure(.transient(reason: "HTTP 503", retryAfter: .seconds(60))))
-            )
-        )
+        let fixture = Self.providerDown()
         let account = try await fixture.imported()
         let outcome = try await fixture.accounts(.refresh, AccountParameters(account: account.id))
         #expect(outcome.errorName == error("RefreshFailed"))
@@ -123,11 +125,7 @@ import Testing
 
     @Test func getTokenOfAnExpiredTokenIsRefreshFailedWhenTheRefreshFailsThenTokenExpiredWhileBackingOff() async throws
     {
-        let fixture = HandlerFixture(
-            provider: ScriptedProvider(
-                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
-            )
-        )
+        let fixture = Self.providerDown()
         let account = try await fixture.imported(expiresIn: 60)
         fixture.clock.advance(by: .seconds(120))
         let tried = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
@@ -139,11 +137,7 @@ import Testing
     }
 
     @Test func getTokenOfAStillValidTokenWhoseRefreshFailsIsThatToken() async throws {
-        let fixture = HandlerFixture(
-            provider: ScriptedProvider(
-                script: .init(refresh: .failure(.transient(reason: "down", retryAfter: .seconds(60))))
-            )
-        )
+        let fixture = Self.providerDown()
         let account = try await fixture.imported(expiresIn: 30)
         let outcome = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
         #expect(try outcome.reply(as: GetTokenReply.self).accessToken == "AT-alice")
@@ -159,15 +153,7 @@ import Testing
         async throws
     {
         let fixture = HandlerFixture(provider: ScriptedProvider(script: .init(login: .failure(failure))))
-        let browser = LoginParameters(
-            provider: "scripted",
-            flow: .authorizationCode,
-            redirectUri: "http://127.0.0.1:8765/cb",
-            scopes: nil
-        )
-        let state = try #require(
-            try await fixture.accounts(.login, browser).reply(as: LoginReply.self).authorization?.state
-        )
+        let state = try await fixture.startBrowserLogin()
         let completed = try await fixture.accounts(.completeLogin, CompleteLoginParameters(state: state, code: "c"))
         #expect(completed.errorName == error(name))
         let redeemed = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))

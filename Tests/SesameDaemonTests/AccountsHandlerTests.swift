@@ -88,26 +88,13 @@ import Testing
 
     @Test func loginsBeyondTheUsersAllowanceAreTooManyLogins() async throws {
         let fixture = HandlerFixture(limits: UserLimits(logins: 1))
-        let browser = LoginParameters(
-            provider: "scripted",
-            flow: .authorizationCode,
-            redirectUri: "http://127.0.0.1:8765/cb",
-            scopes: nil
-        )
-        #expect(try await fixture.accounts(.login, browser).errorName == nil)
-        #expect(try await fixture.accounts(.login, browser).errorName == error("TooManyLogins"))
+        #expect(try await fixture.accounts(.login, HandlerFixture.browserLogin).errorName == nil)
+        #expect(try await fixture.accounts(.login, HandlerFixture.browserLogin).errorName == error("TooManyLogins"))
     }
 
     @Test func completeLoginFinishesTheCallersLoginOnceAndNoOneElses() async throws {
         let fixture = HandlerFixture()
-        let browser = LoginParameters(
-            provider: "scripted",
-            flow: .authorizationCode,
-            redirectUri: "http://127.0.0.1:8765/cb",
-            scopes: nil
-        )
-        let started = try await fixture.accounts(.login, browser).reply(as: LoginReply.self)
-        let state = try #require(started.authorization?.state)
+        let state = try await fixture.startBrowserLogin()
         let complete = CompleteLoginParameters(state: state, code: "code")
         #expect(try await fixture.accounts(.completeLogin, complete, as: 1001).errorName == error("NoSuchLogin"))
         #expect(
@@ -126,15 +113,7 @@ import Testing
         let fixture = HandlerFixture()
         let redeemed = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))
         #expect(try redeemed.reply(as: AccountReply.self).account.subject == "alice")
-        let browser = LoginParameters(
-            provider: "scripted",
-            flow: .authorizationCode,
-            redirectUri: "http://127.0.0.1:8765/cb",
-            scopes: nil
-        )
-        let state = try #require(
-            try await fixture.accounts(.login, browser).reply(as: LoginReply.self).authorization?.state
-        )
+        let state = try await fixture.startBrowserLogin()
         let stolen = RedeemCodeParameters(provider: "scripted", code: "c", state: state)
         #expect(try await fixture.accounts(.redeemCode, stolen, as: 1001).errorName == error("NoSuchLogin"))
     }

@@ -61,6 +61,21 @@ struct HandlerFixture {
         }
     }
 
+    /// Login parameters of a browser login with a loopback redirect.
+    static let browserLogin = LoginParameters(
+        provider: "scripted",
+        flow: .authorizationCode,
+        redirectUri: "http://127.0.0.1:8765/cb",
+        scopes: nil
+    )
+
+    /// Starts a browser login as `uid` and returns the state its redirect must carry.
+    func startBrowserLogin(as uid: UInt32 = 1000) async throws -> String {
+        let started = try await accounts(.login, Self.browserLogin, as: uid).reply(as: LoginReply.self)
+        guard let state = started.authorization?.state else { throw VarlinkError.invalidParameter("authorization") }
+        return state
+    }
+
     /// Imports an account of the scripted provider for `uid` and returns it.
     func imported(subject: String = "alice", as uid: UInt32 = 1000, expiresIn: Int64 = 3600) async throws -> Account {
         let parameters = ImportTokensParameters(
