@@ -105,8 +105,22 @@ extension VarlinkCall {
         var parameters: P?
     }
 
+    /// How deep arrays and objects may nest in a call; Sesame's own calls need 4.
+    public static let maximumNesting = 64
+
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
     public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
+        do throws(JSONShape.Problem) {
+            try JSONShape.check(frame.readableBytesView, depthLimit: Self.maximumNesting)
+        } catch {
+            switch error {
+            case .tooDeep(let limit):
+                throw .invalidMessage("nested deeper than \(limit) levels")
+            case .duplicateKey(let key):
+                let shown = String(key.unicodeScalars.map { (0x20..<0x7f).contains($0.value) ? Character($0) : "?" })
+                throw .invalidMessage("an object names '\(shown)' twice")
+            }
+        }
         let bytes = Data(frame.readableBytesView)
         let envelope: Received
         do {

@@ -1,0 +1,83 @@
+import Foundation
+
+/// What one pass over a message's bytes finds before any decoding: nesting deeper than the
+/// limit, or an object that names a key twice. RFC 8259 §4 leaves repeated names to each
+/// parser, and parsers differ (Foundation keeps the first, many keep the last), so a proxy
+/// that filters calls could read another call than sesamed runs; Sesame refuses them instead.
+/// The pass is linear in the message's size whatever its shape, so a deeply nested message
+/// costs no more to refuse than a flat one of the same length.
+enum JSONShape {
+    /// Why a message's shape is refused.
+    enum Problem: Error, Equatable {
+        /// Arrays and objects nest deeper than `limit`.
+        case tooDeep(limit: Int)
+        /// An object names `key` more than once.
+        case duplicateKey(String)
+    }
+
+    /// An open array or object, and for an object the keys seen so far.
+    private struct Container {
+        var keys: Set<[UInt8]>?
+        var expectsKey = false
+    }
+
+    /// Checks `bytes`, assumed to be JSON (what is not JSON is left to the decoder to refuse).
+    static func check(_ bytes: some Collection<UInt8>, depthLimit: Int) throws(Problem) {
+        var open: [Container] = []
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            bytes.formIndex(after: &index)
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard open.count < depthLimit else { throw .tooDeep(limit: depthLimit) }
+                let isObject = byte == UInt8(ascii: "{")
+                open.append(Container(keys: isObject ? [] : nil, expectsKey: isObject))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                _ = open.popLast()
+            case UInt8(ascii: ","):
+                if open.last?.keys != nil { open[open.count - 1].expectsKey = true }
+            case UInt8(ascii: "\""):
+                let string = readString(bytes, from: &index)
+                guard let container = open.last, container.expectsKey else { continue }
+                open[open.count - 1].expectsKey = false
+                let key = unescaped(string)
+                guard open[open.count - 1].keys?.insert(key).inserted == true else {
+                    throw .duplicateKey(String(decoding: key.prefix(64), as: UTF8.self))
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The bytes of a string whose opening quote was just read, leaving `index` after its closing quote.
+    private static func readString<Bytes: Collection<UInt8>>(_ bytes: Bytes, from index: inout Bytes.Index)
+        -> [UInt8]
+    {
+        var string: [UInt8] = []
+        var escaped = false
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            bytes.formIndex(after: &index)
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                return string
+            }
+            string.append(byte)
+        }
+        return string
+    }
+
+    /// A key as a parser reads it: `"m\u0065thod"` is `method`. Keys without escapes, nearly
+    /// all of them, are taken as they are.
+    private static func unescaped(_ raw: [UInt8]) -> [UInt8] {
+        guard raw.contains(UInt8(ascii: "\\")) else { return raw }
+        let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
+        guard let text = try? JSONDecoder().decode(String.self, from: quoted) else { return raw }
+        return Array(text.utf8)
+    }
+}

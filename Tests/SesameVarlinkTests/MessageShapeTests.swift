@@ -1,0 +1,57 @@
+import NIOCore
+import Testing
+
+@testable import SesameVarlink
+
+/// The shape a call must have before it is decoded: no key twice in one object (a proxy and
+/// sesamed must read the same call), and nesting within `VarlinkCall.maximumNesting`.
+@Suite struct MessageShapeTests {
+    private func call(_ text: String) throws(VarlinkProtocolError) -> VarlinkCall {
+        try VarlinkCall(frame: ByteBuffer(string: text))
+    }
+
+    private func refusal(_ text: String) -> String? {
+        do throws(VarlinkProtocolError) {
+            _ = try call(text)
+            return nil
+        } catch {
+            guard case .invalidMessage(let reason) = error else { return "\(error)" }
+            return reason
+        }
+    }
+
+    @Test(arguments: [
+        #"{"method":"io.sesame.Admin.Stats","method":"io.sesame.Accounts.List"}"#,
+        #"{"method":"io.sesame.Admin.Stats","m\u0065thod":"io.sesame.Accounts.List"}"#,
+        #"{"method":"a.b.C","parameters":{"account":"x","account":"y"}}"#,
+        #"{"method":"a.b.C","parameters":{"tokens":{"accessToken":"a","accessToken":"b"}}}"#,
+        #"{"method":"a.b.C","parameters":{"list":[{"k":1},{"k":2,"k":3}]}}"#,
+    ])
+    func aKeyNamedTwiceInOneObjectIsAnInvalidMessage(_ text: String) {
+        #expect(refusal(text)?.contains("twice") == true, "\(text)")
+    }
+
+    @Test func theSameKeyInDifferentObjectsAndInsideStringsIsFine() throws {
+        let text = #"{"method":"a.b.C","parameters":{"k":"\"k\":{[","o":{"k":1},"l":[{"k":1},{"k":2}]}}"#
+        #expect(try call(text).method == "a.b.C")
+    }
+
+    @Test func nestingUpToTheLimitIsAcceptedAndDeeperIsRefused() throws {
+        // The envelope and `parameters` are two levels; the value adds the rest.
+        let fits = VarlinkCall.maximumNesting - 2
+        let deep = { (levels: Int) in
+            #"{"method":"a.b.C","parameters":{"x":"# + String(repeating: "[", count: levels)
+                + String(repeating: "]", count: levels) + "}}"
+        }
+        #expect(try call(deep(fits)).method == "a.b.C")
+        #expect(refusal(deep(fits + 1)) == "nested deeper than \(VarlinkCall.maximumNesting) levels")
+        #expect(refusal(deep(500_000))?.hasPrefix("nested deeper") == true)
+    }
+
+    @Test func aWideMessageIsReadInOnePass() throws {
+        let wide =
+            #"{"method":"a.b.C","parameters":{"x":["# + Array(repeating: "[]", count: 200_000).joined(separator: ",")
+            + "]}}"
+        #expect(try call(wide).method == "a.b.C")
+    }
+}
