@@ -138,6 +138,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyConnections(let limit): self = .limitReached(resource: "connections", limit: limit)
         case .tooManySubscriptions(let limit): self = .limitReached(resource: "subscriptions", limit: limit)
         case .tooManyLogins(let limit): self = .limitReached(resource: "logins under way", limit: limit)
+        case .tooManyAccounts(let limit): self = .limitReached(resource: "accounts", limit: limit)
         default: self = .refused(contract)
         }
     }

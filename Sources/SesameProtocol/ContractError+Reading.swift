@@ -39,6 +39,7 @@ extension ContractError {
                     text("reason").map { .loginUnsupported(provider: provider, reason: $0) }
                 }
             case "TooManyLogins": number("limit").map { .tooManyLogins(limit: $0) }
+            case "TooManyAccounts": number("limit").map { .tooManyAccounts(limit: $0) }
             case "Lagged": number("queueLimit").map { .lagged(queueLimit: $0) }
             case "TooManySubscriptions": number("limit").map { .tooManySubscriptions(limit: $0) }
             case "MessageTooLarge": number("limit").map { .messageTooLarge(limit: $0) }

@@ -20,6 +20,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case providerFailed(reason: String)
     case loginUnsupported(provider: String, reason: String)
     case tooManyLogins(limit: Int)
+    case tooManyAccounts(limit: Int)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -65,6 +66,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         case .loginUnsupported(let provider, let reason):
             return (accounts, "LoginUnsupported", ["provider": .string(provider), "reason": .string(reason)])
         case .tooManyLogins(let limit): return (accounts, "TooManyLogins", ["limit": .int(Int64(limit))])
+        case .tooManyAccounts(let limit): return (accounts, "TooManyAccounts", ["limit": .int(Int64(limit))])
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -84,7 +86,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .refreshFailed(account: "", reason: ""), .invalidTokens(reason: ""),
         .invalidTransition(account: "", from: .active, to: .active), .storeFailed, .noSuchProvider(provider: ""),
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
-        .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .lagged(queueLimit: 0),
+        .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
+        .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

@@ -70,7 +70,7 @@ extension GenericOIDCProvider {
 
     /// A name to show people, from the provider: never control characters, never megabytes.
     static func shown(_ name: String) -> String {
-        ProviderText.sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
+        ProviderText.displayName(name)
     }
 
     /// Checks a handed-over ID token; without one there is nothing the standards let us ask.

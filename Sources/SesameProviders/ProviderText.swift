@@ -38,6 +38,12 @@ public enum ProviderText {
         return result
     }
 
+    /// A name to show people, as a provider or a caller gave it: canonically composed, no
+    /// control characters, at most 200 scalars (so at most 2,000 bytes with escapes).
+    public static func displayName(_ name: String) -> String {
+        sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
+    }
+
     /// An OAuth error code as RFC 6749 §5.2 defines it (`%x20-21 / %x23-5B / %x5D-7E`), or a
     /// placeholder when the provider sent something else; short either way.
     public static func errorCode(_ code: String, redacting secrets: [String] = []) -> String {

@@ -176,3 +176,66 @@ import Testing
         #expect(try await fixture.engine.heldTokens(for: account.id) == nil)
     }
 }
+
+/// What one user may make the daemon keep: a bounded number of accounts, each field bounded.
+@Suite struct AccountQuotaTests {
+    private static func parameters(
+        subject: String = "alice",
+        _ change: (inout ImportTokensParameters) -> Void = { _ in }
+    )
+        -> ImportTokensParameters
+    {
+        var parameters = ImportTokensParameters(
+            provider: "scripted",
+            subject: subject,
+            displayName: nil,
+            owner: nil,
+            tokens: Tokens(accessToken: "AT-\(subject)", refreshToken: "RT", expiresIn: 3600)
+        )
+        change(&parameters)
+        return parameters
+    }
+
+    @Test func accountsBeyondTheUsersAllowanceAreTooManyAccountsButRenewalsAndOtherUsersAreNot() async throws {
+        let fixture = HandlerFixture(limits: UserLimits(accounts: 2))
+        for subject in ["a", "b"] { _ = try await fixture.imported(subject: subject) }
+        let third = try await fixture.accounts(.importTokens, Self.parameters(subject: "c"))
+        #expect(third.errorName == "io.sesame.Accounts.TooManyAccounts")
+        #expect(try await fixture.accounts(.importTokens, Self.parameters(subject: "a")).errorName == nil)
+        #expect(try await fixture.accounts(.importTokens, Self.parameters(subject: "c"), as: 1001).errorName == nil)
+        let login = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))
+        #expect(login.errorName == "io.sesame.Accounts.TooManyAccounts")
+        // The tokens the provider issued for a login that cannot be kept are revoked.
+        #expect(fixture.provider.revoked.withLock { $0.map(\.accessToken) } == ["AT-1"])
+    }
+
+    @Test(arguments: [
+        "idToken", "tokenType", "scopes", "scope", "expiresIn", "refreshExpiresIn",
+    ])
+    func anOversizedFieldIsInvalidTokensAndNothingIsKept(field: String) async throws {
+        let fixture = HandlerFixture()
+        let oversized = Self.parameters { parameters in
+            switch field {
+            case "idToken": parameters.tokens.idToken = String(repeating: "i", count: 16385)
+            case "tokenType": parameters.tokens.tokenType = String(repeating: "t", count: 65)
+            case "scopes": parameters.tokens.scopes = (0...64).map { "s\($0)" }
+            case "scope": parameters.tokens.scopes = [String(repeating: "s", count: 257)]
+            case "expiresIn": parameters.tokens.expiresIn = .max
+            default: parameters.tokens.refreshExpiresIn = 400 * 365 * 86400
+            }
+        }
+        let outcome = try await fixture.accounts(.importTokens, oversized)
+        #expect(outcome.errorName == "io.sesame.Accounts.InvalidTokens")
+        #expect(try await fixture.accounts(.list).reply(as: ListReply.self).accounts.isEmpty)
+    }
+
+    @Test func aLongDisplayNameIsShortenedAndAnyNameStaysWithinItsBound() async throws {
+        let fixture = HandlerFixture()
+        let long = Self.parameters { $0.displayName = String(repeating: "\u{1F600}", count: 5000) }
+        let account = try await fixture.accounts(.importTokens, long).reply(as: AccountReply.self).account
+        #expect(account.displayName?.unicodeScalars.count == 201)
+        let controls = Self.parameters(subject: "b") { $0.displayName = String(repeating: "\u{7}", count: 5000) }
+        let escaped = try await fixture.accounts(.importTokens, controls).reply(as: AccountReply.self).account
+        #expect((escaped.displayName?.utf8.count ?? 0) <= AccountFieldLimits.displayName)
+    }
+}

@@ -25,13 +25,17 @@ public struct ImportedSession: Sendable {
 
 extension SessionEngine {
     /// Creates an account from tokens obtained elsewhere, or renews the owner's existing account
-    /// for the same provider and subject; announces `loggedIn`.
-    public func importSession(_ session: ImportedSession) throws(SessionError) -> Account {
+    /// for the same provider and subject; announces `loggedIn`. A new account is refused when
+    /// its owner already has `accountLimit` accounts (logged-out ones count until removed).
+    public func importSession(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) -> Account {
         try Self.validate(session)
         let now = clock.now
         let existing = accounts.values.first {
             $0.account.provider == session.provider && $0.account.subject == session.subject
                 && $0.account.ownerUID == session.owner
+        }
+        if existing == nil, accounts.values.count(where: { $0.account.ownerUID == session.owner }) >= accountLimit {
+            throw .tooManyAccounts(limit: accountLimit)
         }
         var account =
             existing?.account
@@ -172,7 +176,32 @@ extension SessionEngine {
         if let refresh = session.tokens.refreshToken, refresh.isEmpty || refresh.utf8.count > 65536 {
             throw .invalidTokens("refresh token must be 1 to 65536 bytes")
         }
+        try validateDetails(session)
     }
+
+    /// The bounds of everything else an account keeps, so that no account costs the store, the
+    /// engine or a List reply more than a few hundred kilobytes.
+    private static func validateDetails(_ session: ImportedSession) throws(SessionError) {
+        let limits = AccountFieldLimits.self
+        if let idToken = session.tokens.idToken, idToken.utf8.count > limits.idToken {
+            throw .invalidTokens("the ID token must be at most \(limits.idToken) bytes")
+        }
+        guard (1...limits.tokenType).contains(session.tokens.tokenType.utf8.count) else {
+            throw .invalidTokens("the token type must be 1 to \(limits.tokenType) bytes")
+        }
+        if let name = session.displayName, name.utf8.count > limits.displayName {
+            throw .invalidTokens("the display name must be at most \(limits.displayName) bytes")
+        }
+        let scopes = session.tokens.scopes
+        guard scopes.count <= limits.scopes, scopes.allSatisfy({ (1...limits.scope).contains($0.utf8.count) }) else {
+            throw .invalidTokens("at most \(limits.scopes) scopes of 1 to \(limits.scope) bytes each")
+        }
+        for date in [session.tokens.accessTokenExpiresAt, session.tokens.refreshTokenExpiresAt].compactMap({ $0 })
+        where !(limits.earliestExpiry...limits.latestExpiry).contains(date) {
+            throw .invalidTokens("an expiry time is outside the years 2000 to 2200")
+        }
+    }
+
 }
 
 /// Whether the provider confirmed a revocation, and if not, why not.

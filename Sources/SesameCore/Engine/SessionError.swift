@@ -14,6 +14,8 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     case storeFailed(String)
     /// The state machine does not allow this change.
     case illegalTransition(IllegalTransition)
+    /// The owner already has as many accounts as one user may.
+    case tooManyAccounts(limit: Int)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidTokens(let reason): "invalid tokens: \(reason)"
         case .storeFailed(let reason): "the change could not be saved: \(reason)"
         case .illegalTransition(let transition): "\(transition)"
+        case .tooManyAccounts(let limit): "the owner already has \(limit) accounts, as many as one user may"
         }
     }
 }

@@ -82,6 +82,12 @@ extension ConfigurationFile {
                     key: "limits.logins_per_user",
                     in: 1...1024
                 )
+            case "accounts_per_user":
+                configuration.userLimits.accounts = try reader.integer(
+                    value,
+                    key: "limits.accounts_per_user",
+                    in: 1...65536
+                )
             default: return false
             }
             return true

@@ -11,12 +11,15 @@ public struct UserLimits: Sendable, Hashable {
     public var subscriptions: Int
     /// Logins started and not yet finished per uid.
     public var logins: Int
+    /// Accounts one uid may own (logged-out ones count until removed).
+    public var accounts: Int
 
     /// Creates limits.
-    public init(connections: Int = 128, subscriptions: Int = 64, logins: Int = 8) {
+    public init(connections: Int = 128, subscriptions: Int = 64, logins: Int = 8, accounts: Int = 32) {
         self.connections = connections
         self.subscriptions = subscriptions
         self.logins = logins
+        self.accounts = accounts
     }
 }
 
@@ -59,6 +62,9 @@ final class Trust: Sendable, VarlinkConnectionGate {
     }
 
     var policy: AccessPolicy { state.withLock { $0.policy } }
+
+    /// The per-user limits in force.
+    var limits: UserLimits { state.withLock { $0.limits } }
 
     /// Puts a reloaded policy and limits in force. What a uid holds beyond a lowered limit stays
     /// until it is released; only new requests are refused.

@@ -110,7 +110,8 @@ extension AccountsInterface {
                 displayName: request.displayName.map(Self.shown),
                 owner: owner,
                 tokens: tokens
-            )
+            ),
+            accountLimit: trust.limits.accounts
         )
         context.logger.info(
             "tokens imported",
@@ -168,7 +169,8 @@ extension AccountsInterface {
                     displayName: login.displayName,
                     owner: owner,
                     tokens: login.tokens
-                )
+                ),
+                accountLimit: trust.limits.accounts
             )
         } catch {
             try? await adapter.revoke(login.tokens)

@@ -69,7 +69,7 @@ extension AccountsInterface {
 
     /// A name a caller gives to show people: no control characters, no megabytes.
     static func shown(_ name: String) -> String {
-        ProviderText.sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
+        ProviderText.displayName(name)
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.

@@ -29,6 +29,7 @@ extension SessionError: VarlinkErrorConvertible {
         case .invalidTokens(let reason): VarlinkError(.invalidTokens(reason: reason))
         // The reason is for the log, not the caller.
         case .storeFailed: VarlinkError(.storeFailed)
+        case .tooManyAccounts(let limit): VarlinkError(.tooManyAccounts(limit: limit))
         case .illegalTransition(let transition):
             VarlinkError(.invalidTransition(account: transition.account, from: transition.from, to: transition.to))
         }

@@ -1,0 +1,23 @@
+import Foundation
+
+/// How large each part of an account may be. Every local user may create accounts, so each
+/// field has a bound: together with the per-user account limit they bound what one user can
+/// make the store, the engine and every List reply carry.
+public enum AccountFieldLimits {
+    /// An ID token; real ones are a few kilobytes.
+    public static let idToken = 16384
+    /// `token_type`, e.g. `Bearer` (RFC 6749 §7.1).
+    public static let tokenType = 64
+    /// A display name, as given or as the provider named the person (the daemon shortens
+    /// names to 200 characters before they get here; escapes may make those 2,000 bytes).
+    public static let displayName = 2048
+    /// How many scopes, and the size of each (RFC 6749 §3.3 scope tokens).
+    public static let scopes = 64
+    /// The size of one scope.
+    public static let scope = 256
+    /// The earliest and latest expiry times accepted: an `expiresIn` of years beyond any real
+    /// token's lifetime is refused rather than shown as a date thousands of years ahead.
+    public static let earliestExpiry = Date(timeIntervalSince1970: 946_684_800)
+    /// See `earliestExpiry`.
+    public static let latestExpiry = Date(timeIntervalSince1970: 7_258_118_400)
+}
