@@ -30,6 +30,8 @@ let package = Package(
         ),
         // Header only (struct ucred), so the wire module and its clients link no libsystemd.
         .systemLibrary(name: "CPeerCredentials"),
+        // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
+        .systemLibrary(name: "CProcessHardening"),
         .target(name: "SesameCore"),
         .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
         // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
@@ -77,7 +79,7 @@ let package = Package(
         .target(
             name: "SesameDaemon",
             dependencies: [
-                "CSystemd",
+                "CSystemd", "CProcessHardening",
                 "SesameCore",
                 "SesameStore",
                 "SesameProtocol",

@@ -1,3 +1,4 @@
+import CProcessHardening
 import Foundation
 import SesameCore
 import SesameStore
@@ -31,6 +32,18 @@ extension Daemon {
             onDamage: configuration.onDamagedStore,
             logger: logger
         )
+    }
+
+    /// Keeps the tokens this process will hold out of core files and away from ptrace. Without
+    /// it sesamed still runs, saying so: the unit's `LimitCORE=0` covers the core files.
+    func forbidCoreDumps() {
+        guard sesame_forbid_core_dumps() == 0 else {
+            logger.warning(
+                "cannot keep the tokens out of core dumps",
+                metadata: ["error": "\(String(cString: strerror(errno)))"]
+            )
+            return
+        }
     }
 
     /// The configured providers, each with the HTTP client it will use.

@@ -36,6 +36,7 @@ public struct Daemon: Sendable {
     /// Opens the store, starts serving, tells systemd `READY=1` once the socket accepts connections, and returns
     /// after a graceful shutdown (SIGTERM or SIGINT).
     public func run() async throws {
+        forbidCoreDumps()
         let (store, snapshot) = try openStore()
         let providers = try loadProviders()
         // Every provider holds an HTTP client that must be shut down, however serving ends.
@@ -49,8 +50,8 @@ public struct Daemon: Sendable {
         logger.info("stopped")
     }
 
-    /// Builds the engine and the server, tells systemd `READY=1`, and serves until a graceful
-    /// shutdown ends.
+    /// Builds the engine and the server, and serves (telling systemd `READY=1` once SIGTERM is
+    /// handled) until a graceful shutdown ends.
     private func serve(store: EncryptedStore, snapshot: SessionSnapshot, providers: Providers) async throws {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
@@ -59,7 +60,6 @@ public struct Daemon: Sendable {
         let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
-        notifier.notify(.ready, .status(await StatusService.status(of: engine)))
 
         // A group stops its services last to first: the server first, so STOPPING=1 goes out at
         // once and connections drain while the rest still runs.
@@ -72,6 +72,7 @@ public struct Daemon: Sendable {
                 server: server,
                 notifier: notifier,
                 shutdownTimeout: configuration.shutdownTimeout,
+                readyStatus: await StatusService.status(of: engine),
                 logger: logger
             ),
         ]

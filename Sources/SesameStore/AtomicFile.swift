@@ -10,13 +10,20 @@ import Foundation
 /// a mix: write a temporary file in the same directory, fsync it, rename it over the target,
 /// fsync the directory.
 enum AtomicFile {
-    /// Atomically replaces `path` with `data`, mode 0600.
+    /// Atomically replaces `path` with `data`, mode 0600. The temporary file is always a new
+    /// one of sesamed's own: whatever is found under its name (left by a crash, or planted: a
+    /// world-writable file, a symlink) is removed, never written through or kept with its mode.
     static func write(_ data: Data, to path: String) throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if unlink(temporary) != 0 && errno != ENOENT {
+            throw .io(operation: "remove the stale", path: temporary, errno: errno)
+        }
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
         do throws(StoreError) {
+            // Exactly 0600, whatever the umask or a default ACL of the directory made of it.
+            guard fchmod(descriptor, 0o600) == 0 else { throw .io(operation: "chmod", path: temporary, errno: errno) }
             try writeAll(data, to: descriptor, path: temporary)
             guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
         } catch {

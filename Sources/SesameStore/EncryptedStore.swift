@@ -43,7 +43,7 @@ public final class EncryptedStore: SessionPersistence {
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
         let path = directory + "/" + fileName
-        let keys = try keySources.load()
+        let keys = try keySources.load(storeExists: FileManager.default.fileExists(atPath: path))
         if keys.isGenerated {
             logger.warning(
                 "THE TOKEN STORE KEY IS A GENERATED DEVELOPMENT KEY kept beside the store; anyone who can read the state directory can read every token. Configure a systemd credential or key_file for real use.",

@@ -46,8 +46,9 @@ public struct KeySources: Sendable {
     }
 
     /// Loads the first source that has a key. Generates the development key only when no other
-    /// source is configured at all.
-    public func load() throws(StoreError) -> Loaded {
+    /// source is configured at all, and never beside an existing store (`storeExists`): a new
+    /// key could not open it, and would be left behind for nothing.
+    public func load(storeExists: Bool = false) throws(StoreError) -> Loaded {
         var tried: [String] = []
         if let directory = credentialsDirectory {
             let path = directory + "/" + Self.credentialName
@@ -81,6 +82,13 @@ public struct KeySources: Sendable {
                     keyFile: generatedKeyFile
                 )
             }
+            guard !storeExists else {
+                throw .unusableKey(
+                    source: source,
+                    reason: "it is missing but the store it sealed exists; restore the key file, "
+                        + "or move the store aside to start with no accounts"
+                )
+            }
             let key = StoreKey.generate(source: source)
             try AtomicFile.write(key.fileContents, to: generatedKeyFile)
             return Loaded(primary: key, others: [], isGenerated: true, keyFile: generatedKeyFile)
@@ -89,7 +97,8 @@ public struct KeySources: Sendable {
     }
 
     /// Reads a key, or nil when the file does not exist. A key file that others may read is
-    /// refused: the key would be no secret.
+    /// refused (the key would be no secret), and so is one another user owns (that user could
+    /// replace it).
     static func readKey(_ path: String, source: String, checkMode: Bool) throws(StoreError) -> StoreKey? {
         var status = stat()
         guard stat(path, &status) == 0 else {
@@ -100,6 +109,13 @@ public struct KeySources: Sendable {
             throw .unusableKey(
                 source: source,
                 reason: "mode \(String(status.st_mode & 0o777, radix: 8)) lets others read it; use chmod 600"
+            )
+        }
+        if checkMode && status.st_uid != geteuid() {
+            throw .unusableKey(
+                source: source,
+                reason: "it is owned by uid \(status.st_uid), not by sesamed's user (uid \(geteuid())); "
+                    + "whoever owns it could replace it"
             )
         }
         guard let data = try AtomicFile.read(path) else { return nil }

@@ -4,6 +4,7 @@ import SesameCore
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
+import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -91,6 +92,23 @@ import Testing
         reader.cancel()
     }
 
+    @Test func aMembershipAReloadFindsGoneNoLongerCountsForALiveSubscription() async throws {
+        let admins = Members([1001])
+        let policy = AccessPolicy(adminGroup: 500)
+        let fixture = HandlerFixture(policy: policy, groups: { admins.contains($0) ? [500] : [] })
+        let (replies, task) = try subscribe(fixture, uid: 1001)
+        defer { task.cancel() }
+        var iterator = replies.makeAsyncIterator()
+        #expect(await iterator.next()?.ready != nil)
+        _ = try await fixture.imported(subject: "seen-as-admin")
+        #expect(await iterator.next()?.event?.owner == 1000)
+        admins.remove(1001)  // gpasswd -d, then SIGHUP
+        fixture.trust.update(policy: policy, limits: UserLimits())
+        _ = try await fixture.imported(subject: "no-longer-seen")
+        let own = try await fixture.imported(subject: "own", as: 1001)
+        #expect(await iterator.next()?.event?.account == own.id, "the other user's event was not sent")
+    }
+
     @Test func subscriptionsBeyondTheUsersAllowanceAreTooManySubscriptions() async throws {
         let fixture = HandlerFixture(limits: UserLimits(subscriptions: 1))
         let (replies, task) = try subscribe(fixture)
@@ -111,4 +129,15 @@ extension Result {
     fileprivate var failure: Failure? {
         if case .failure(let error) = self { error } else { nil }
     }
+}
+
+/// The members of a group, as a test changes them.
+private final class Members: Sendable {
+    private let uids: Mutex<Set<UInt32>>
+
+    init(_ uids: Set<UInt32>) { self.uids = Mutex(uids) }
+
+    func contains(_ uid: UInt32) -> Bool { uids.withLock { $0.contains(uid) } }
+
+    func remove(_ uid: UInt32) { _ = uids.withLock { $0.remove(uid) } }
 }

@@ -25,7 +25,8 @@ struct HandlerFixture {
         provider: ScriptedProvider = ScriptedProvider(),
         limits: UserLimits = UserLimits(),
         policy: AccessPolicy = AccessPolicy(),
-        queueLimit: Int = 1024
+        queueLimit: Int = 1024,
+        groups: @escaping @Sendable (UInt32) -> Set<UInt32> = { _ in [] }
     ) {
         self.provider = provider
         let logger = Logger(label: "test")
@@ -38,7 +39,7 @@ struct HandlerFixture {
             queueLimit: queueLimit,
             encode: EventReply.encode
         )
-        trust = Trust(policy: policy, limits: limits)
+        trust = Trust(policy: policy, limits: limits, groups: groups)
         accounts = AccountsInterface(interfaceDescription: "", engine: engine, providers: providers, trust: trust)
         events = EventsInterface(interfaceDescription: "", engine: engine, trust: trust)
     }

@@ -28,6 +28,7 @@ import Testing
             server: server,
             notifier: notifier,
             shutdownTimeout: .seconds(5),
+            readyStatus: "No accounts",
             logger: Logger(label: "test")
         )
         try await testGracefulShutdown { trigger in
@@ -43,6 +44,8 @@ import Testing
             trigger.triggerGracefulShutdown()
             try await running.value
         }
+        // READY=1 comes from the running service, so the group's SIGTERM handling precedes it.
+        #expect(sent.withLock { $0 }.first?.contains("READY=1") == true)
         #expect(sent.withLock { $0 }.contains { $0.contains("STOPPING=1") })
         #expect(!FileManager.default.fileExists(atPath: path))
     }

@@ -53,13 +53,26 @@ final class Trust: Sendable, VarlinkConnectionGate {
         var policy: AccessPolicy
         var limits: UserLimits
         var held: [LimitedResource: [UInt32: Int]] = [:]
+        /// Grows by one at every reload.
+        var generation: UInt64 = 0
     }
 
     private let state: Mutex<State>
+    /// A uid's supplementary groups: the user database, or a test's own.
+    private let lookUpGroups: @Sendable (UInt32) -> Set<UInt32>
 
-    init(policy: AccessPolicy, limits: UserLimits) {
+    init(
+        policy: AccessPolicy,
+        limits: UserLimits,
+        groups: @escaping @Sendable (UInt32) -> Set<UInt32> = UserDatabase.groups(ofUID:)
+    ) {
         state = Mutex(State(policy: policy, limits: limits))
+        lookUpGroups = groups
     }
+
+    /// How many reloads have been applied: a caller that keeps an identity for long (a live
+    /// subscription) looks it up anew when this changes.
+    var generation: UInt64 { state.withLock { $0.generation } }
 
     var policy: AccessPolicy { state.withLock { $0.policy } }
 
@@ -69,11 +82,12 @@ final class Trust: Sendable, VarlinkConnectionGate {
     /// Puts a reloaded policy and limits in force. What a uid holds beyond a lowered limit stays
     /// until it is released; only new requests are refused.
     func update(policy: AccessPolicy, limits: UserLimits) {
+        forgetGroups()
         state.withLock {
             $0.policy = policy
             $0.limits = limits
+            $0.generation += 1
         }
-        forgetGroups()
     }
 
     /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit,
@@ -128,7 +142,7 @@ final class Trust: Sendable, VarlinkConnectionGate {
         if let cached = groupCache.withLock({ $0[uid] }), cached.expires > now {
             return cached.groups
         }
-        let groups = UserDatabase.groups(ofUID: uid)
+        let groups = lookUpGroups(uid)
         groupCache.withLock { cache in
             if cache.count > 4096 { cache.removeAll() }
             cache[uid] = (groups, now + Self.groupCacheLifetime)
@@ -143,4 +157,29 @@ final class Trust: Sendable, VarlinkConnectionGate {
 
     private static let groupCacheLifetime: Duration = .seconds(30)
     private let groupCache = Mutex<[UInt32: (groups: Set<UInt32>, expires: ContinuousClock.Instant)]>([:])
+}
+
+/// The identity of a long-lived caller (a live subscription) as of the last reload: looked up
+/// again after each one, so that a membership a reload finds gone (`gpasswd -d`, then SIGHUP)
+/// stops counting for subscriptions already running, as it does for new calls.
+final class FollowedIdentity: Sendable {
+    private let trust: Trust
+    private let peer: PeerCredentials
+    private let known: Mutex<(generation: UInt64, identity: CallerIdentity)>
+
+    init(of peer: PeerCredentials, trust: Trust) {
+        self.trust = trust
+        self.peer = peer
+        let generation = trust.generation
+        known = Mutex((generation, trust.identity(of: peer, always: true)))
+    }
+
+    /// The identity under the policy now in force.
+    var current: CallerIdentity {
+        let generation = trust.generation
+        if let identity = known.withLock({ $0.generation == generation ? $0.identity : nil }) { return identity }
+        let identity = trust.identity(of: peer, always: true)
+        known.withLock { $0 = (generation, identity) }
+        return identity
+    }
 }

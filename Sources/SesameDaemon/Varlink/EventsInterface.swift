@@ -28,12 +28,13 @@ struct EventsInterface: VarlinkInterface {
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
         defer { trust.release(.subscription, for: peer.uid) }
-        // The caller's groups are looked up once; the policy is read at every event, so a grant
-        // a reload withdraws (or adds) applies to this subscription at once.
-        let identity = trust.identity(of: peer, always: true)
+        // The policy is read at every event and the caller's groups again after each reload,
+        // so a grant or membership a reload withdraws (or adds) applies to this subscription at once.
+        let identity = FollowedIdentity(of: peer, trust: trust)
         let trust = self.trust
         let visible: EventFilter.Visibility = { account, provider, owner in
-            trust.policy.rights(of: identity, account: account, provider: provider, owner: owner).contains(.observe)
+            trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
+                .contains(.observe)
         }
         let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visible)
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.

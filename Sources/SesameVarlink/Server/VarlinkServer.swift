@@ -305,6 +305,10 @@ public final class VarlinkServer: Sendable {
                 guard call.more else {
                     try await answer(call, outbound: outbound, peer: peer, logger: logger)
                     guard connections.end(id) else { return }
+                    // Other connections' calls run between two of this one's, however many it
+                    // has pipelined: each answer may complete without suspending, and a
+                    // connection must not keep a thread of the cooperative pool to itself.
+                    await Task.yield()
                     continue
                 }
                 let task = Task { try await self.answer(call, outbound: outbound, peer: peer, logger: logger) }
