@@ -1,6 +1,28 @@
 """Starts the real sesamed and talks to it the way outside programs do: over its Unix socket,
-with systemd's notify protocol on a datagram socket the test owns."""
+with systemd's notify protocol on a datagram socket the test owns.
 
+Which daemon to use (the one place that says so):
+
+- the `daemon` fixture (conftest.py): a sesamed on a *private* socket under pytest's tmp_path.
+  pytest's temporary directories are 0700, so only the user running the tests can connect.
+  Some modules (test_oauth.py, test_any_provider.py, test_provider_*.py, ...) override it with
+  a daemon configured for their providers; it is still private.
+- `daemon_reachable_by_other_users(config)` (below), and the fixture of the same name in
+  conftest.py (empty config): a sesamed whose socket lies in a 0755 directory of its own, for
+  tests that connect as other uids (setpriv).
+- `Daemon(tmp, config)` with `running(...)`, or by hand, for tests that start, restart or kill
+  daemons themselves.
+
+Helpers every test module shares: `call` (one Varlink call on a connection of its own),
+`import_tokens` / `import_from_idp` (accounts from tokens, as an app that logged in by itself
+hands them over), `Subscription` (a raw io.sesame.Events subscription, read in order), and
+`wait_until` (the one way to wait for something to happen: a condition polled against a
+generous deadline, never a fixed sleep, so that the suite passes on a busy machine). A short
+fixed sleep is left only where a test gives the daemon a chance to do something wrong and no
+condition can show that it did not; each one says so, and none can fail a test by itself.
+"""
+
+import base64
 import contextlib
 import json
 import os
@@ -25,6 +47,22 @@ def bin_dir() -> Path:
 
 SESAMED = bin_dir() / "sesamed"
 SESAMECTL = bin_dir() / "sesamectl"
+
+
+def wait_until(condition, timeout: float = 30.0, what="the condition", interval: float = 0.05):
+    """Polls condition() every `interval` seconds until it returns something true, and returns
+    that. Fails the test if that has not happened within `timeout` seconds, saying `what` it
+    waited for (a string, or a function returning one, called only then).
+
+    The one way these tests wait for something to happen. The deadline is generous on purpose:
+    the suite must pass on a busy machine, so the time a thing takes is never what is tested
+    here; a test that means to bound it asserts that separately."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout}s for {what() if callable(what) else what}")
+        time.sleep(interval)
+    return result
 
 
 class NotifyListener:
@@ -125,6 +163,11 @@ class Daemon:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def wait_for_log(self, text: str, count: int = 1, timeout: float = 30.0):
+        """Waits until `text` appears `count` times in the log (a reload, say, is done)."""
+        wait_until(lambda: self.log().count(text) >= count, timeout,
+                   what=lambda: f"{count} x {text!r} in the log:\n{self.log()}")
+
     def stop(self, timeout: float = 15.0) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -198,8 +241,10 @@ def running(instance: Daemon):
 
 
 @contextlib.contextmanager
-def shared_daemon(config: str = ""):
-    """A daemon whose socket other users can reach (pytest's own temporary directories are 0700)."""
+def daemon_reachable_by_other_users(config: str = ""):
+    """A running daemon (as `running` hands it out) whose socket other users can reach: it lives
+    in a 0755 directory of its own, since pytest's temporary directories are 0700. The `daemon`
+    fixture's socket is private to the user running the tests."""
     directory = Path(tempfile.mkdtemp(prefix="sesame-shared-"))
     directory.chmod(0o755)
     try:
@@ -207,3 +252,120 @@ def shared_daemon(config: str = ""):
             yield instance
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def call(daemon: Daemon, method: str, parameters: dict) -> dict:
+    """One Varlink call on a connection of its own, closed afterwards; the reply as it came."""
+    conn = RawConnection(daemon.socket_path, timeout=30)
+    try:
+        return conn.call(method, parameters)
+    finally:
+        conn.close()
+
+
+def import_tokens(via, *, access_token: str, provider: str = "google", subject: str = "alice",
+                  refresh_token: str | None = None, id_token: str | None = None, expires_in: int | None = None,
+                  scopes: list[str] | None = None, display_name: str | None = None) -> dict:
+    """Hands tokens to sesamed with io.sesame.Accounts.ImportTokens, as an app that logged in by
+    itself does, and returns the account from the reply; an error reply fails the test. Arguments
+    left at None are not sent at all (sesamed then uses what it knows, e.g. no expiry).
+
+    `via` is who makes the call: a Daemon (a connection of its own, as `call`), an open
+    RawConnection (the call goes over it, in order with what else it carries), or a function
+    (method, parameters) -> reply for calls made another way, e.g. by peer.py as another uid.
+
+    The tests that check ImportTokens' refusals call it directly; `sesamectl import` (the CLI's
+    own path to the same method) is tested with sesamectl itself."""
+    tokens = {"accessToken": access_token}
+    for key, value in (("refreshToken", refresh_token), ("idToken", id_token), ("expiresIn", expires_in),
+                       ("scopes", scopes)):
+        if value is not None:
+            tokens[key] = value
+    parameters = {"provider": provider, "subject": subject}
+    if display_name is not None:
+        parameters["displayName"] = display_name
+    parameters["tokens"] = tokens
+    method = "io.sesame.Accounts.ImportTokens"
+    if isinstance(via, Daemon):
+        reply = call(via, method, parameters)
+    elif isinstance(via, RawConnection):
+        reply = via.call(method, parameters)
+    else:
+        reply = via(method, parameters)
+    assert "error" not in reply, reply
+    return reply["parameters"]["account"]
+
+
+def subject_of(id_token: str) -> str:
+    """The `sub` claim of an ID token (read, not verified)."""
+    payload = id_token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sub"]
+
+
+def import_from_idp(daemon: Daemon, idp) -> tuple[dict, dict]:
+    """Logs in at the test identity provider (idp_harness.IdentityProvider) by itself, with DOT's
+    device flow rather than through sesamed, and imports the tokens as provider `local` (the
+    device client, as test_oauth.py's and test_any_provider.py's daemons name it). Returns the
+    account and DOT's token response."""
+    tokens = idp.device_login()
+    account = import_tokens(
+        daemon, provider="local", subject=subject_of(tokens["id_token"]), access_token=tokens["access_token"],
+        refresh_token=tokens["refresh_token"], id_token=tokens["id_token"], expires_in=tokens["expires_in"],
+        scopes=tokens["scope"].split())
+    return account, tokens
+
+
+class Subscription:
+    """A raw io.sesame.Events subscription, read in order. `parameters` are Subscribe's (kinds,
+    accounts, since); `ready` is what the first reply said ({"ready": {"sequence": n}}) and
+    `sequence` that number. Reads wait up to `timeout` seconds (a reply's socket timeout)."""
+
+    def __init__(self, daemon: Daemon, timeout: float = 30.0, **parameters):
+        self.timeout = timeout
+        self.conn = RawConnection(daemon.socket_path, timeout=timeout)
+        first = self.conn.call("io.sesame.Events.Subscribe", parameters, more=True)
+        assert "error" not in first, first
+        self.ready = first["parameters"]
+        self.sequence = self.ready["ready"]["sequence"]
+
+    def reply(self) -> dict:
+        """The next reply as it came: {"continues": true, "parameters": {...}} or an error."""
+        return self.conn.reply()
+
+    def next(self, timeout: float | None = None) -> dict:
+        """The next event; an error reply (Lagged, say) fails the test."""
+        if timeout is not None:
+            self.conn.sock.settimeout(timeout)
+        try:
+            reply = self.conn.reply()
+        finally:
+            self.conn.sock.settimeout(self.timeout)
+        assert "error" not in reply, reply
+        return reply["parameters"]["event"]
+
+    def kinds(self, count: int) -> list[str]:
+        """The kinds of the next `count` events."""
+        return [self.next()["kind"] for _ in range(count)]
+
+    def replies(self):
+        """Every further reply's parameters, an error reply whole: the shape the varlink
+        package's client yields, so both can be read the same way."""
+        while True:
+            reply = self.conn.reply()
+            yield reply.get("parameters", reply)
+
+    def nothing_within(self, seconds: float) -> bool:
+        """True if no reply comes within `seconds`; fails the test with the reply if one does.
+        A check that something does not happen: on a slow machine it may miss a late reply, but
+        the slowness alone never fails it."""
+        self.conn.sock.settimeout(seconds)
+        try:
+            reply = self.conn.reply()
+        except TimeoutError:
+            return True
+        finally:
+            self.conn.sock.settimeout(self.timeout)
+        raise AssertionError(f"unexpected event: {reply}")
+
+    def close(self):
+        self.conn.close()

@@ -5,10 +5,11 @@ import selectors
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import requests
+
+from harness import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 IDP = REPO / "Tests" / "IdentityProvider" / "idp.py"
@@ -115,14 +116,14 @@ class IdentityProvider:
     def wait_for_held_back(self, count: int = 1, released: bool = False, timeout: float = 30.0) -> list[dict]:
         """Waits until DOT has served `count` held-back requests (and, with released, their
         answers went out); returns held_back() then."""
-        deadline = time.monotonic() + timeout
-        while True:
-            answers = self.held_back()
-            done = [answer for answer in answers if answer["released"] or not released]
-            if len(done) >= count:
-                return answers
-            assert time.monotonic() < deadline, f"{len(done)} of {count} held-back answers within {timeout}s: {answers}"
-            time.sleep(0.05)
+        answers: list[dict] = []
+
+        def enough() -> bool:
+            answers[:] = self.held_back()
+            return sum(1 for answer in answers if answer["released"] or not released) >= count
+
+        wait_until(enough, timeout, what=lambda: f"{count} held-back answers: {answers}")
+        return answers
 
     def token_status(self, token: str) -> bool:
         return self.control("POST", "token-status", {"token": token})["active"]

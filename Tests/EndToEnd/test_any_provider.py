@@ -4,7 +4,6 @@ userinfo only, incomplete discovery, error text that echoes the request, answers
 slow revocation), and never losing or leaking a grant on the way."""
 
 import json
-import re
 import threading
 import time
 from pathlib import Path
@@ -13,9 +12,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import Daemon, RawConnection, running
+from harness import Daemon, RawConnection, Subscription, call, import_from_idp, import_tokens, running, subject_of
 from idp_harness import IdentityProvider
-from test_oauth import SCOPES, Events, call, device_login, get_token, import_from_idp, state_of, subject_of
+from test_oauth import SCOPES, device_login, get_token, state_of
 
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
@@ -148,7 +147,7 @@ def test_incomplete_discovery_names_the_missing_endpoint_and_its_key(daemon, idp
     restarted = Daemon(daemon.tmp, config=daemon.config_path.read_text())
     try:
         restarted.wait_ready()
-        events = Events(restarted, kinds=["loggedOut"])
+        events = Subscription(restarted, kinds=["loggedOut"])
         failed = login_failure(restarted, "local")
         assert failed["error"] == "io.sesame.Accounts.ProviderFailed", failed
         reason = failed["parameters"]["reason"]
@@ -181,7 +180,7 @@ def test_an_imported_id_token_must_verify_and_name_the_subject(daemon, idp):
 
 def test_a_refused_refresh_answer_ends_in_needs_login_and_revokes_what_was_issued(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
+    events = Subscription(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
     idp.fault(grant_type="refresh_token", id_token="foreign_key")
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.NeedsLogin", reply
@@ -198,7 +197,7 @@ def test_a_refused_refresh_answer_ends_in_needs_login_and_revokes_what_was_issue
 
 def test_a_refresh_answer_that_comes_after_the_caller_gave_up_is_kept(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["tokenRefreshed", "needsLogin", "refreshFailed"])
+    events = Subscription(daemon, kinds=["tokenRefreshed", "needsLogin", "refreshFailed"])
     idp.fault(grant_type="refresh_token", delay=5)  # DOT rotates at once; its answer comes 5 s late
     assert get_token(daemon, account["id"]) == tokens["access_token"], "the valid token, after the caller's 2 s"
     assert events.next()["kind"] == "tokenRefreshed", "the late answer was kept"
@@ -214,7 +213,7 @@ def test_a_refresh_answer_that_comes_after_the_caller_gave_up_is_kept(daemon, id
 
 def test_an_early_refresh_that_fails_hands_out_the_still_valid_token(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["refreshFailed"])
+    events = Subscription(daemon, kinds=["refreshFailed"])
     idp.fault(grant_type="refresh_token", status=503, body="down", content_type="text/plain")
     assert get_token(daemon, account["id"]) == tokens["access_token"]
     failed = events.next()
@@ -230,7 +229,7 @@ def everything_said(daemon: Daemon, *replies) -> str:
 
 def test_an_echoed_refresh_token_is_redacted_everywhere(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon)
+    events = Subscription(daemon)
     idp.fault(grant_type="refresh_token", status=400, body={
         "error": "invalid_grant", "error_description": "{{refresh_token}} unknown \u001b[31m"})
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
@@ -238,7 +237,7 @@ def test_an_echoed_refresh_token_is_redacted_everywhere(daemon, idp):
     second, more = import_from_idp(daemon, idp)
     idp.fault(grant_type="refresh_token", status=400, body={"error": "{{refresh_token}}"})
     other = call(daemon, "io.sesame.Accounts.Refresh", {"account": second["id"]})
-    seen = [events.conn.reply() for _ in range(3)]
+    seen = [events.reply() for _ in range(3)]
     text = everything_said(daemon, reply, other, *seen)
     for secret in (tokens["refresh_token"], more["refresh_token"], tokens["access_token"]):
         assert secret not in text
@@ -277,7 +276,7 @@ def test_an_echoing_revocation_endpoint_leaks_nothing(daemon, idp):
 
 def test_a_logout_during_a_slow_refresh_revokes_the_rotated_tokens(daemon, idp):
     account, _ = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["tokenRefreshed", "loggedOut"])
+    events = Subscription(daemon, kinds=["tokenRefreshed", "loggedOut"])
     idp.fault(grant_type="refresh_token", delay=4)
     refresh = threading.Thread(target=call, args=(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]}))
     refresh.start()
@@ -308,28 +307,21 @@ def test_no_refresh_starts_while_a_slow_revocation_runs(daemon, idp):
 # 12. Reloading providers.d
 
 
-def wait_for_log(daemon: Daemon, text: str, count: int = 1, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while daemon.log().count(text) < count:
-        assert time.monotonic() < deadline, f"no {text!r} in the log:\n{daemon.log()}"
-        time.sleep(0.05)
-
-
 def test_sighup_applies_added_changed_and_removed_providers(tmp_path, daemon, idp):
     providers = tmp_path / "providers.d"
     account, tokens = import_from_idp(daemon, idp)
     (providers / "web.toml").rename(tmp_path / "web.toml")
     daemon.process.send_signal(1)
-    wait_for_log(daemon, "providers reloaded")
+    daemon.wait_for_log("providers reloaded")
     assert call(daemon, "io.sesame.Accounts.Login", {"provider": "web"})["error"] == "io.sesame.Accounts.NoSuchProvider"
     (tmp_path / "web.toml").rename(providers / "web.toml")
     daemon.process.send_signal(1)
-    wait_for_log(daemon, "providers reloaded", 2)
+    daemon.wait_for_log("providers reloaded", 2)
     conn, state, code = browser_redirect(daemon, idp)  # started before the next change
     (providers / "web.toml").write_text((providers / "web.toml").read_text().replace("timeout = 2", "timeout = 3"))
     (providers / "local.toml").unlink()
     daemon.process.send_signal(1)
-    wait_for_log(daemon, "providers reloaded", 3)
+    daemon.wait_for_log("providers reloaded", 3)
     done = conn.call("io.sesame.Accounts.CompleteLogin", {"state": state, "code": code})
     assert "error" not in done, "a login under way keeps the provider it started with"
     assert call(daemon, "io.sesame.Accounts.Login", {"provider": "local"})["error"] == "io.sesame.Accounts.NoSuchProvider"
@@ -374,12 +366,11 @@ def test_a_certificate_that_does_not_verify_is_provider_failed_naming_ca_file(tm
         assert failed["error"] == "io.sesame.Accounts.ProviderFailed", failed  # not ProviderUnavailable
         reason = failed["parameters"]["reason"]
         assert words in reason and "ca_file" in reason, reason
-        imported = call(daemon, "io.sesame.Accounts.ImportTokens", {
-            "provider": "private", "subject": "alice",
-            "tokens": {"accessToken": "AT-tls", "refreshToken": "RT-tls", "expiresIn": 3600}})
-        events = Events(daemon, kinds=["refreshFailed"])
+        imported = import_tokens(daemon, provider="private", subject="alice", access_token="AT-tls",
+                                 refresh_token="RT-tls", expires_in=3600)
+        events = Subscription(daemon, kinds=["refreshFailed"])
         before = time.time()
-        call(daemon, "io.sesame.Accounts.Refresh", {"account": imported["parameters"]["account"]["id"]})
+        call(daemon, "io.sesame.Accounts.Refresh", {"account": imported["id"]})
         failed = events.next()
         assert words in failed["detail"] and "ca_file" in failed["detail"], failed
         retry = time.mktime(time.strptime(failed["retryAt"], "%Y-%m-%dT%H:%M:%SZ")) - time.timezone - before

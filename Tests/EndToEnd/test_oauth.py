@@ -3,7 +3,6 @@ authorization server (django-oauth-toolkit, Tests/IdentityProvider) on 127.0.0.1
 fault class ending in the right state and event while the daemon keeps serving."""
 
 import asyncio
-import base64
 import json
 import subprocess
 import time
@@ -13,7 +12,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, RawConnection, running
+from harness import (SESAMECTL, Daemon, RawConnection, Subscription, call, import_from_idp, import_tokens, running,
+                     subject_of, wait_until)
 from idp_harness import IdentityProvider
 
 SCOPES = ["openid", "profile", "email", "offline_access"]
@@ -49,38 +49,12 @@ def oauth_daemon(tmp_path: Path, idp: IdentityProvider, refresh_ahead: bool = Fa
 
 @pytest.fixture
 def daemon(tmp_path, idp):
+    """conftest's `daemon` for this module: private as that one, with the test IdP's providers
+    (oauth_daemon) and the IdP's faults and counters cleared."""
     idp.clear_faults()
     idp.reset_counters()
     with running(oauth_daemon(tmp_path, idp)) as instance:
         yield instance
-
-
-class Events:
-    """A raw subscription to io.sesame.Events, read in order."""
-
-    def __init__(self, daemon: Daemon, kinds=None):
-        self.conn = RawConnection(daemon.socket_path, timeout=20)
-        parameters = {"kinds": kinds} if kinds else {}
-        ready = self.conn.call("io.sesame.Events.Subscribe", parameters, more=True)
-        self.sequence = ready["parameters"]["ready"]["sequence"]
-
-    def next(self) -> dict:
-        reply = self.conn.reply()
-        assert "error" not in reply, reply
-        return reply["parameters"]["event"]
-
-    def kinds(self, count: int) -> list[str]:
-        return [self.next()["kind"] for _ in range(count)]
-
-    def nothing_within(self, seconds: float) -> bool:
-        self.conn.sock.settimeout(seconds)
-        try:
-            reply = self.conn.reply()
-        except TimeoutError:
-            return True
-        finally:
-            self.conn.sock.settimeout(20)
-        raise AssertionError(f"unexpected event: {reply}")
 
 
 def device_login(daemon: Daemon, idp: IdentityProvider, username="alice") -> dict:
@@ -98,14 +72,6 @@ def device_login(daemon: Daemon, idp: IdentityProvider, username="alice") -> dic
     return done["parameters"]["account"]
 
 
-def call(daemon: Daemon, method: str, parameters: dict) -> dict:
-    conn = RawConnection(daemon.socket_path, timeout=30)
-    try:
-        return conn.call(method, parameters)
-    finally:
-        conn.close()
-
-
 def get_token(daemon: Daemon, account_id: str) -> str:
     reply = call(daemon, "io.sesame.Accounts.GetToken", {"account": account_id})
     assert "error" not in reply, reply
@@ -118,31 +84,13 @@ def state_of(daemon: Daemon, account_id: str) -> str:
     return reply["parameters"]["account"]["state"]
 
 
-def subject_of(id_token: str) -> str:
-    payload = id_token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sub"]
-
-
-def import_from_idp(daemon: Daemon, idp: IdentityProvider) -> tuple[dict, dict]:
-    """Tokens the test obtained from DOT itself, handed to sesamed as an app would."""
-    tokens = idp.device_login()
-    reply = call(daemon, "io.sesame.Accounts.ImportTokens", {
-        "provider": "local", "subject": subject_of(tokens["id_token"]),
-        "tokens": {"accessToken": tokens["access_token"], "refreshToken": tokens["refresh_token"],
-                   "idToken": tokens["id_token"], "expiresIn": tokens["expires_in"],
-                   "scopes": tokens["scope"].split()},
-    })
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"], tokens
-
-
 def assert_no_token_in(text: str, tokens):
     for token in tokens:
         assert token not in text, "a token leaked"
 
 
 def test_device_login_refresh_with_rotation_and_logout_revocation(daemon, idp):
-    events = Events(daemon, kinds=["loggedIn", "expired", "tokenRefreshed", "loggedOut"])
+    events = Subscription(daemon, kinds=["loggedIn", "expired", "tokenRefreshed", "loggedOut"])
     account = device_login(daemon, idp)
     assert account["provider"] == "local" and account["state"] == "active"
     assert account["displayName"] == "Alice" and set(SCOPES) <= set(account["scopes"])
@@ -174,7 +122,7 @@ def test_device_login_refresh_with_rotation_and_logout_revocation(daemon, idp):
 
 def test_reusing_a_rotated_refresh_token_ends_in_needs_login(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["tokenRefreshed", "needsLogin", "refreshFailed"])
+    events = Subscription(daemon, kinds=["tokenRefreshed", "needsLogin", "refreshFailed"])
     # Someone else refreshes with the same refresh token first; DOT rotates it, so the daemon's
     # copy is now a reused token, and reuse revokes the whole family.
     assert idp.refresh(tokens["refresh_token"]).status_code == 200
@@ -190,7 +138,7 @@ def test_reusing_a_rotated_refresh_token_ends_in_needs_login(daemon, idp):
 def test_browser_login_with_pkce_through_sesamectl(daemon, idp):
     """sesamectl listens on 127.0.0.1, the test plays the browser: it opens the URL sesamectl
     prints with a logged-in session and follows the redirect back to sesamectl."""
-    events = Events(daemon, kinds=["loggedIn"])
+    events = Subscription(daemon, kinds=["loggedIn"])
     login = subprocess.Popen(
         [str(SESAMECTL), "login", "web", "--browser", "--socket", str(daemon.socket_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -289,7 +237,7 @@ def test_slow_down_adds_five_seconds_to_the_polling_interval(daemon, idp):
 
 def test_a_thousand_concurrent_get_tokens_on_an_expired_token_make_one_refresh(daemon, idp):
     account = device_login(daemon, idp)
-    expired = Events(daemon, kinds=["expired"])
+    expired = Subscription(daemon, kinds=["expired"])
     expired.next()  # the 2-s token has run out; nothing refreshed it ahead
     idp.reset_counters()
 
@@ -318,18 +266,14 @@ def test_refresh_ahead_keeps_the_token_fresh_without_anyone_asking(tmp_path, idp
     idp.clear_faults()
     idp.reset_counters()
     with running(oauth_daemon(tmp_path, idp, refresh_ahead=True)) as daemon:
-        events = Events(daemon, kinds=["tokenRefreshed"])
+        events = Subscription(daemon, kinds=["tokenRefreshed"])
         tokens = idp.device_login()
         # Stated to live 62 s: the 60-s margin would make it due at once, so it is due at half
         # its lifetime, 31 s after the import.
-        reply = call(daemon, "io.sesame.Accounts.ImportTokens", {
-            "provider": "local", "subject": subject_of(tokens["id_token"]),
-            "tokens": {"accessToken": tokens["access_token"], "refreshToken": tokens["refresh_token"],
-                       "expiresIn": 62, "scopes": SCOPES},
-        })
-        assert "error" not in reply, reply
-        events.conn.sock.settimeout(45)
-        assert events.next()["kind"] == "tokenRefreshed"
+        import_tokens(daemon, provider="local", subject=subject_of(tokens["id_token"]),
+                      access_token=tokens["access_token"], refresh_token=tokens["refresh_token"], expires_in=62,
+                      scopes=SCOPES)
+        assert events.next(timeout=60)["kind"] == "tokenRefreshed"
         assert idp.counters()["token_requests"].get("refresh_token") == 1
 
 
@@ -344,7 +288,7 @@ TRANSIENT_FAULTS = {
 @pytest.mark.parametrize("name", TRANSIENT_FAULTS)
 def test_a_transient_fault_is_refresh_failed_and_changes_nothing_else(daemon, idp, name):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["tokenRefreshed", "refreshFailed", "needsLogin", "loggedOut"])
+    events = Subscription(daemon, kinds=["tokenRefreshed", "refreshFailed", "needsLogin", "loggedOut"])
     idp.fault(grant_type="refresh_token", **TRANSIENT_FAULTS[name])
     before = time.time()
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
@@ -379,14 +323,14 @@ INVALID_RESPONSES = {
 
 def test_a_malformed_refresh_answer_changes_no_state(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon)
+    events = Subscription(daemon)
     sequence = events.sequence
     idp.fault(grant_type="refresh_token", **INVALID_RESPONSES["malformed JSON"])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.RefreshFailed", reply
     assert events.nothing_within(0.5), "garbage from the provider announced something"
     assert state_of(daemon, account["id"]) in ("active", "expired")
-    assert Events(daemon).sequence == sequence
+    assert Subscription(daemon).sequence == sequence
 
 
 @pytest.mark.parametrize("name", [name for name in INVALID_RESPONSES if name != "malformed JSON"])
@@ -394,7 +338,7 @@ def test_a_refused_refresh_answer_ends_in_needs_login_with_the_reason(daemon, id
     """DOT issued (and rotated) tokens, but their ID token is refused: the old refresh token is
     dead, so the session cannot go on; it says why, once, and what was issued is revoked."""
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
+    events = Subscription(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
     idp.fault(grant_type="refresh_token", **INVALID_RESPONSES[name])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.NeedsLogin", reply
@@ -412,12 +356,12 @@ def test_an_invalid_login_answer_creates_no_account(daemon, idp, name):
     failed = conn.reply()
     assert failed["error"] == "io.sesame.Accounts.ProviderFailed", failed
     assert call(daemon, "io.sesame.Accounts.List", {})["parameters"]["accounts"] == []
-    assert Events(daemon).sequence == 0
+    assert Subscription(daemon).sequence == 0
 
 
 def test_invalid_grant_ends_in_needs_login(daemon, idp):
     account, _ = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["needsLogin", "refreshFailed"])
+    events = Subscription(daemon, kinds=["needsLogin", "refreshFailed"])
     idp.fault(grant_type="refresh_token", status=400, body={"error": "invalid_grant"})
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply["error"] == "io.sesame.Accounts.NeedsLogin", reply
@@ -427,7 +371,7 @@ def test_invalid_grant_ends_in_needs_login(daemon, idp):
 
 def test_logout_wipes_locally_when_the_provider_is_down_and_says_so(daemon, idp):
     account, tokens = import_from_idp(daemon, idp)
-    events = Events(daemon, kinds=["loggedOut"])
+    events = Subscription(daemon, kinds=["loggedOut"])
     idp.fault(path_prefix="/o/revoke_token/", status=503, body="down", content_type="text/plain", count=5)
     reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
     assert reply["parameters"]["account"]["state"] == "loggedOut", reply
@@ -449,10 +393,8 @@ def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
         refused = call(daemon, "io.sesame.Accounts.Login", code_flow)
         assert refused == {"error": "io.sesame.Accounts.TooManyLogins", "parameters": {"limit": 2}}, refused
         device.close()  # the device login ends with its caller, and its allowance comes back
-        deadline = time.monotonic() + 10
-        while "error" in (reply := call(daemon, "io.sesame.Accounts.Login", code_flow)):
-            assert time.monotonic() < deadline, reply
-            time.sleep(0.2)
+        wait_until(lambda: "error" not in call(daemon, "io.sesame.Accounts.Login", code_flow),
+                   what="the closed device login's allowance to come back")
 
 
 def test_a_code_login_whose_id_token_has_another_nonce_is_refused(daemon, idp):

@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwcrypto import jwk
 
-from harness import SESAMECTL, Daemon, running
+from harness import SESAMECTL, Daemon, Subscription, call, running
 from standin_apple import AUDIENCE, MAX_SECRET_LIFETIME, AppleStandIn
-from test_oauth import Events, call, state_of
+from test_oauth import state_of
 
 TEAM, KEY_ID, CLIENT = "TEAM123456", "KEY1234567", "io.sesame.tests.signin"
 REDIRECT = "https://sesame.example/apple/callback"  # Apple accepts https redirects only
@@ -185,7 +185,7 @@ def test_invalid_client_on_refresh_is_not_a_reason_to_log_in_again(daemon, apple
     account_id = logged_in(redeem(daemon, "apple", {"code": code, "user": USER}), "Hana Lee", apple)
     registered = apple.public_key
     apple.public_key = jwk.JWK.from_pem(public_pem(ec.generate_private_key(ec.SECP256R1())))
-    events = Events(daemon, kinds=["refreshFailed", "needsLogin"])
+    events = Subscription(daemon, kinds=["refreshFailed", "needsLogin"])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account_id})
     assert reply.get("error") != "io.sesame.Accounts.NeedsLogin", reply
     event = events.next()
@@ -202,7 +202,7 @@ def test_logout_revokes_at_apple(daemon, apple, signing_key):
     result = redeem(daemon, "apple", {"code": code, "redirect_uri": REDIRECT, "user": USER})
     account_id = logged_in(result, "Hana Lee", apple)
     granted = apple.answers[-1]
-    events = Events(daemon, kinds=["loggedOut"])
+    events = Subscription(daemon, kinds=["loggedOut"])
     reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account_id})
     assert "error" not in reply, reply
     assert reply["parameters"]["revokedRemotely"] is True, reply

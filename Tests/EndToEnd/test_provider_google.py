@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, RawConnection, running
+from harness import SESAMECTL, Daemon, RawConnection, Subscription, call, running
 from standin_google import DEVICE_GRANT, GoogleStandIn
-from test_oauth import Events, call, state_of
+from test_oauth import state_of
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_access_denied_under_403_ends_the_device_login_as_denied(daemon, google)
 def test_logout_revokes_the_grant_at_google(daemon, google):
     account = device_account(daemon, google)
     granted = google.answers[-1]
-    events = Events(daemon, kinds=["loggedOut"])
+    events = Subscription(daemon, kinds=["loggedOut"])
     reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
     assert "error" not in reply, reply
     assert reply["parameters"]["revokedRemotely"] is True, reply
@@ -225,7 +225,7 @@ def test_a_token_google_already_dropped_counts_as_revoked(daemon, google):
 def test_a_refresh_token_revoked_at_google_needs_a_new_login(daemon, google):
     account = device_account(daemon, google)
     google.revoke_grant(google.answers[-1]["refresh_token"])
-    events = Events(daemon, kinds=["needsLogin", "refreshFailed"])
+    events = Subscription(daemon, kinds=["needsLogin", "refreshFailed"])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply.get("error") == "io.sesame.Accounts.NeedsLogin", reply
     assert events.next()["kind"] == "needsLogin"

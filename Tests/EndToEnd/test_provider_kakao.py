@@ -20,10 +20,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, RawConnection, running
+from harness import SESAMECTL, Daemon, RawConnection, Subscription, call, running
 from standin import bearer
 from standin_kakao import DAY, REFRESH_LIFETIME, Kakao, s256
-from test_oauth import Events, call, state_of
+from test_oauth import state_of
 
 KAKAO_SECRET = "kakao-client-secret-for-tests"
 KAKAO_ID = "4258514384"  # standin_kakao's user: above 2^32, a JSON number on the wire
@@ -259,7 +259,7 @@ def test_a_refresh_in_the_last_month_rotates_and_the_new_refresh_token_is_used(d
 def test_koe322_on_refresh_needs_login(daemon, kakao, status):
     kakao.koe322_status = status
     account = logged_in(daemon, kakao, "kakao")
-    events = Events(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
+    events = Subscription(daemon, kinds=["needsLogin", "refreshFailed", "tokenRefreshed"])
     kakao.set_refresh_remaining(0)  # expired: KOE322
     reply = refresh(daemon, account["id"])
     assert reply.get("error") == "io.sesame.Accounts.NeedsLogin", reply
@@ -314,7 +314,7 @@ def test_logout_calls_kakaos_logout_or_unlink_with_the_access_token(start, kakao
     daemon = start(logout_method=method)
     account = logged_in(daemon, kakao, "kakao")
     access = kakao.latest_access_token()
-    events = Events(daemon, kinds=["loggedOut"])
+    events = Subscription(daemon, kinds=["loggedOut"])
     reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
     assert "error" not in reply, reply
     assert reply["parameters"]["revokedRemotely"] is True, reply

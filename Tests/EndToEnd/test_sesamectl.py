@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness import SESAMECTL, RawConnection
+from harness import SESAMECTL, RawConnection, import_tokens
 
 
 def sesamectl(*args, env=None, timeout=30):
@@ -69,19 +69,6 @@ def after_the_reader_closed(command: str) -> str:
             f" | {CLOSED_READER}")
 
 
-def import_account(daemon, subject: str) -> str:
-    conn = RawConnection(daemon.socket_path)
-    try:
-        reply = conn.call("io.sesame.Accounts.ImportTokens", {
-            "provider": "google", "subject": subject,
-            "tokens": {"accessToken": f"AT-pipe-{subject}", "expiresIn": 3600},
-        })
-    finally:
-        conn.close()
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"]["id"]
-
-
 def statuses_and_stderr(process: subprocess.Popen, tmp_path) -> tuple[list[str], str]:
     out, err = process.communicate(timeout=60)
     assert err == "", err
@@ -89,7 +76,7 @@ def statuses_and_stderr(process: subprocess.Popen, tmp_path) -> tuple[list[str],
 
 
 def test_status_and_token_end_quietly_on_a_closed_pipe(daemon, tmp_path):
-    account = import_account(daemon, "alice")
+    account = import_tokens(daemon, subject="alice", access_token="AT-pipe-alice", expires_in=3600)["id"]
     for command in ('status --socket "$SOCK"', f'token {account} --socket "$SOCK"'):
         (tmp_path / "closed").unlink(missing_ok=True)
         statuses, err = statuses_and_stderr(pipeline(daemon, tmp_path, after_the_reader_closed(command)), tmp_path)
@@ -97,14 +84,14 @@ def test_status_and_token_end_quietly_on_a_closed_pipe(daemon, tmp_path):
 
 
 def test_watch_ends_quietly_when_its_reader_goes_away(daemon, tmp_path):
-    import_account(daemon, "before")
+    import_tokens(daemon, subject="before", access_token="AT-pipe-before", expires_in=3600)
     process = pipeline(daemon, tmp_path, '"$SESAMECTL" watch --since 0 --socket "$SOCK" 2>"$DIR/err" | head -n 1')
     assert process.stdout.readline() == "ready sequence=1\n"
     # head has its line and exits; the stream never ends, so the next event sesamectl writes
     # after that finds the pipe closed. Events keep coming until it does.
     deadline = time.monotonic() + 60
     for number in range(1000):
-        import_account(daemon, f"after-{number}")
+        import_tokens(daemon, subject=f"after-{number}", access_token=f"AT-pipe-after-{number}", expires_in=3600)
         try:
             process.wait(2)
             break

@@ -9,9 +9,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, running
+from harness import SESAMECTL, Daemon, Subscription, running
 from idp_harness import IdentityProvider
-from test_oauth import SCOPES, Events, oauth_daemon
+from test_oauth import SCOPES, oauth_daemon
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def as_browser(idp: IdentityProvider, url: str, username: str = "bob", **kwargs)
 def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
     """web.toml says flow = "authorization_code": with no flag, sesamectl prints the browser URL
     (not a device code) and finishes the login the browser comes back with."""
-    events = Events(daemon, kinds=["loggedIn"])
+    events = Subscription(daemon, kinds=["loggedIn"])
     process = login(daemon, "web")
     try:
         page = as_browser(idp, browser_url(process))

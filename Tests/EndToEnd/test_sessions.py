@@ -14,33 +14,25 @@ import time
 import pytest
 import varlink
 
-import harness
-from harness import SESAMECTL, Daemon, RawConnection
+from harness import SESAMECTL, Daemon, RawConnection, Subscription, import_tokens, running, wait_until
 
 ACCESS = "AT-e2e-4f1c2d9a"
 REFRESH = "RT-e2e-77b0e3c1"
 ID_TOKEN = "ID-e2e-a5d6f7e8"
+# What the accounts of this module are imported with; each test adds subject and expires_in.
+TOKENS = {"access_token": ACCESS, "refresh_token": REFRESH, "scopes": ["openid", "email"], "display_name": "Alice"}
 
 
 @pytest.fixture
 def fast_daemon(tmp_path):
     """A daemon that announces `expiring` one second before expiry."""
-    with harness.running(Daemon(tmp_path, config="[sessions]\nexpiring_margin = 1\n")) as instance:
+    with running(Daemon(tmp_path, config="[sessions]\nexpiring_margin = 1\n")) as instance:
         yield instance
 
 
-def import_tokens(conn, lifetime=2, subject="alice", access=ACCESS):
-    reply = conn.call("io.sesame.Accounts.ImportTokens", {
-        "provider": "google", "subject": subject, "displayName": "Alice",
-        "tokens": {"accessToken": access, "refreshToken": REFRESH,
-                   "expiresIn": lifetime, "scopes": ["openid", "email"]},
-    })
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"]
-
-
 class Collector(threading.Thread):
-    """Reads a subscription in the background until `count` events arrived."""
+    """Reads a subscription in the background until `count` events arrived. `replies` yields
+    each reply's parameters, as the varlink package's client and Subscription.replies() do."""
 
     def __init__(self, replies, count):
         super().__init__(daemon=True)
@@ -57,12 +49,6 @@ class Collector(threading.Thread):
             self.error = error
 
 
-def raw_events(conn):
-    while True:
-        reply = conn.reply()
-        yield reply.get("parameters", reply)
-
-
 def test_three_subscribers_see_the_same_lifetime_in_the_same_order(fast_daemon):
     expected = ["loggedIn", "expiring", "expired", "loggedOut"]
 
@@ -70,28 +56,23 @@ def test_three_subscribers_see_the_same_lifetime_in_the_same_order(fast_daemon):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert json.loads(watch.stdout.readline()) == {"ready": {"sequence": 0}}
 
-    raw = RawConnection(fast_daemon.socket_path)
-    assert raw.call("io.sesame.Events.Subscribe", {}, more=True)["parameters"] == {"ready": {"sequence": 0}}
+    raw = Subscription(fast_daemon)
+    assert raw.ready == {"ready": {"sequence": 0}}
 
     client = varlink.Client(address=f"unix:{fast_daemon.socket_path}")
     events = client.open("io.sesame.Events")
     pypi_replies = events.Subscribe(_more=True)
     assert next(pypi_replies) == {"ready": {"sequence": 0}}
 
-    collectors = [Collector(raw_events(raw), 4), Collector(pypi_replies, 4)]
+    collectors = [Collector(raw.replies(), 4), Collector(pypi_replies, 4)]
     for collector in collectors:
         collector.start()
 
     control = RawConnection(fast_daemon.socket_path)
-    account = import_tokens(control, lifetime=2)
+    account = import_tokens(control, subject="alice", expires_in=2, **TOKENS)
     assert account["state"] == "active"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        state = control.call("io.sesame.Accounts.Get", {"account": account["id"]})["parameters"]["account"]["state"]
-        if state == "expired":
-            break
-        time.sleep(0.1)
-    assert state == "expired"
+    wait_until(lambda: control.call("io.sesame.Accounts.Get", {"account": account["id"]})
+               ["parameters"]["account"]["state"] == "expired", what="the 2-s token to expire")
     assert control.call("io.sesame.Accounts.Logout", {"account": account["id"]})["parameters"]["account"]["state"] \
         == "loggedOut"
 
@@ -115,33 +96,31 @@ def test_three_subscribers_see_the_same_lifetime_in_the_same_order(fast_daemon):
 
 def test_a_subscriber_that_reconnects_with_since_gets_exactly_what_it_missed(fast_daemon):
     control = RawConnection(fast_daemon.socket_path)
-    first = import_tokens(control, lifetime=3600, subject="bob")
-    watcher = RawConnection(fast_daemon.socket_path)
-    assert watcher.call("io.sesame.Events.Subscribe", {}, more=True)["parameters"] == {"ready": {"sequence": 1}}
+    first = import_tokens(control, subject="bob", expires_in=3600, **TOKENS)
+    watcher = Subscription(fast_daemon)
+    assert watcher.ready == {"ready": {"sequence": 1}}
     watcher.close()
 
-    second = import_tokens(control, lifetime=3600, subject="carol")
+    second = import_tokens(control, subject="carol", expires_in=3600, **TOKENS)
     control.call("io.sesame.Accounts.Logout", {"account": first["id"]})
 
-    again = RawConnection(fast_daemon.socket_path)
-    again.send("io.sesame.Events.Subscribe", {"since": 1}, more=True)
-    assert again.reply()["parameters"] == {"ready": {"sequence": 3}}
-    missed = [again.reply()["parameters"]["event"] for _ in range(2)]
+    again = Subscription(fast_daemon, since=1)
+    assert again.ready == {"ready": {"sequence": 3}}
+    missed = [again.next() for _ in range(2)]
     assert [(e["sequence"], e["kind"], e["account"]) for e in missed] == [
         (2, "loggedIn", second["id"]), (3, "loggedOut", first["id"])]
     # And then it is live.
     control.call("io.sesame.Accounts.Remove", {"account": first["id"]})
-    live = again.reply()["parameters"]["event"]
+    live = again.next()
     assert (live["sequence"], live["kind"]) == (4, "accountRemoved")
 
 
 def test_a_since_the_daemon_cannot_replay_gets_a_resync(fast_daemon):
     control = RawConnection(fast_daemon.socket_path)
-    account = import_tokens(control, lifetime=3600)
-    conn = RawConnection(fast_daemon.socket_path)
+    account = import_tokens(control, subject="alice", expires_in=3600, **TOKENS)
     # Sequence numbers from another history (here: ahead of this daemon's) cannot be replayed.
-    conn.send("io.sesame.Events.Subscribe", {"since": 99}, more=True)
-    assert conn.reply()["parameters"] == {"ready": {"sequence": 1}}
+    conn = Subscription(fast_daemon, since=99)
+    assert conn.ready == {"ready": {"sequence": 1}}
     resync = conn.reply()["parameters"]["resync"]
     assert resync["sequence"] == 1
     assert [a["id"] for a in resync["accounts"]] == [account["id"]]
@@ -150,14 +129,12 @@ def test_a_since_the_daemon_cannot_replay_gets_a_resync(fast_daemon):
 
 def test_filters_by_account_and_kind(fast_daemon):
     control = RawConnection(fast_daemon.socket_path)
-    one = import_tokens(control, lifetime=3600, subject="one")
-    two = import_tokens(control, lifetime=3600, subject="two")
-    conn = RawConnection(fast_daemon.socket_path)
-    conn.send("io.sesame.Events.Subscribe", {"accounts": [two["id"]], "kinds": ["loggedOut"]}, more=True)
-    conn.reply()
+    one = import_tokens(control, subject="one", expires_in=3600, **TOKENS)
+    two = import_tokens(control, subject="two", expires_in=3600, **TOKENS)
+    conn = Subscription(fast_daemon, accounts=[two["id"]], kinds=["loggedOut"])
     control.call("io.sesame.Accounts.Logout", {"account": one["id"]})
     control.call("io.sesame.Accounts.Logout", {"account": two["id"]})
-    event = conn.reply()["parameters"]["event"]
+    event = conn.next()
     assert (event["account"], event["kind"]) == (two["id"], "loggedOut")
     bad = RawConnection(fast_daemon.socket_path).call("io.sesame.Events.Subscribe", {"kinds": ["nope"]}, more=True)
     assert bad == {"error": "org.varlink.service.InvalidParameter", "parameters": {"parameter": "kinds"}}
@@ -165,7 +142,7 @@ def test_filters_by_account_and_kind(fast_daemon):
 
 def test_get_token_and_named_errors(fast_daemon):
     control = RawConnection(fast_daemon.socket_path)
-    account = import_tokens(control, lifetime=3600)
+    account = import_tokens(control, subject="alice", expires_in=3600, **TOKENS)
     token = control.call("io.sesame.Accounts.GetToken", {"account": account["id"]})["parameters"]
     assert token["accessToken"] == ACCESS and token["tokenType"] == "Bearer" and token["expiresAt"].endswith("Z")
     assert control.call("io.sesame.Accounts.GetToken", {"account": "nope"}) == {
@@ -211,20 +188,14 @@ def test_sesamectl_drives_a_session(fast_daemon):
     assert ctl("import", "google", "--subject", "x", stdin="not json").returncode == 1
 
 
-@pytest.fixture
-def shared_daemon():
-    with harness.shared_daemon() as instance:
-        yield instance
-
-
-def test_other_users_cannot_see_or_use_an_account(shared_daemon):
-    fast_daemon = shared_daemon
-    control = RawConnection(fast_daemon.socket_path)
-    account = import_tokens(control, lifetime=3600)
+def test_other_users_cannot_see_or_use_an_account(daemon_reachable_by_other_users):
+    daemon = daemon_reachable_by_other_users
+    control = RawConnection(daemon.socket_path)
+    account = import_tokens(control, subject="alice", expires_in=3600, **TOKENS)
 
     def as_nobody(*args):
         return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SESAMECTL), *args,
-                               "--socket", str(fast_daemon.socket_path)], capture_output=True, text=True, timeout=30)
+                               "--socket", str(daemon.socket_path)], capture_output=True, text=True, timeout=30)
 
     listed = as_nobody("accounts", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -233,32 +204,30 @@ def test_other_users_cannot_see_or_use_an_account(shared_daemon):
     assert token.returncode == 4 and ACCESS not in token.stdout + token.stderr
     assert as_nobody("logout", account["id"]).returncode == 4
     watch = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SESAMECTL), "watch",
-                              "--socket", str(fast_daemon.socket_path)], stdout=subprocess.PIPE, text=True)
+                              "--socket", str(daemon.socket_path)], stdout=subprocess.PIPE, text=True)
     assert watch.stdout.readline() == "ready sequence=1\n"
     control.call("io.sesame.Accounts.Logout", {"account": account["id"]})
-    owner_sees = RawConnection(fast_daemon.socket_path)
-    owner_sees.send("io.sesame.Events.Subscribe", {"since": 0}, more=True)
-    owner_sees.reply()
-    assert [owner_sees.reply()["parameters"]["event"]["kind"] for _ in range(2)] == ["loggedIn", "loggedOut"]
+    owner_sees = Subscription(daemon, since=0)
+    assert owner_sees.kinds(2) == ["loggedIn", "loggedOut"]
     watch.terminate()
     assert watch.stdout.read() == "", "a stranger's subscription receives none of the owner's events"
 
 
 def test_a_subscriber_that_stops_reading_is_cut_off_with_lagged(tmp_path):
-    daemon = Daemon(tmp_path, config="[events]\nqueue_limit = 64\n")
+    # 3,000 accounts of one uid: far beyond the default accounts_per_user.
+    daemon = Daemon(tmp_path, config="[events]\nqueue_limit = 64\n[limits]\naccounts_per_user = 65536\n")
     try:
         daemon.wait_ready()
         stalled = RawConnection(daemon.socket_path)
         stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stalled.send("io.sesame.Events.Subscribe", {}, more=True)
         assert stalled.reply()["parameters"] == {"ready": {"sequence": 0}}
-        reader = RawConnection(daemon.socket_path)
-        reader.call("io.sesame.Events.Subscribe", {}, more=True)
+        reader = Subscription(daemon)
         total = 3000
-        keeping_up = Collector(raw_events(reader), total)
+        keeping_up = Collector(reader.replies(), total)
         keeping_up.start()
         # Enough events to fill the stalled subscriber's socket buffers and then its queue of 64:
-        # one account imported again and again, each import announcing loggedIn.
+        # an account imported per call, each import announcing loggedIn.
         control = RawConnection(daemon.socket_path)
         # In bursts of 20, well under the queue limit, so the subscriber that reads keeps up.
         for start in range(0, total, 20):
@@ -288,15 +257,16 @@ def test_a_subscriber_that_stops_reading_is_cut_off_with_lagged(tmp_path):
 
 def test_tokens_appear_in_no_event_log_line_or_listing(fast_daemon):
     control = RawConnection(fast_daemon.socket_path)
-    watcher = RawConnection(fast_daemon.socket_path)
-    watcher.call("io.sesame.Events.Subscribe", {}, more=True)
-    account = import_tokens(control, lifetime=2)
+    watcher = Subscription(fast_daemon)
+    account = import_tokens(control, subject="alice", expires_in=2, **TOKENS)
     captured = [json.dumps(control.call("io.sesame.Accounts.List")),
                 json.dumps(control.call("io.sesame.Accounts.Get", {"account": account["id"]})),
                 json.dumps(account)]
-    time.sleep(2.5)  # let expiring and expired happen for real
+    # Expiring and expired happen for real: the 2-s token runs out while the watcher waits for them.
+    before_logout = [watcher.reply() for _ in range(3)]
+    assert [r["parameters"]["event"]["kind"] for r in before_logout] == ["loggedIn", "expiring", "expired"]
     captured.append(json.dumps(control.call("io.sesame.Accounts.Logout", {"account": account["id"]})))
-    captured += [json.dumps(watcher.reply()) for _ in range(4)]
+    captured += [json.dumps(reply) for reply in before_logout + [watcher.reply()]]
     status = subprocess.run([str(SESAMECTL), "status", "--socket", str(fast_daemon.socket_path)],
                             capture_output=True, text=True)
     captured += [status.stdout, status.stderr]
@@ -354,11 +324,8 @@ class HeldProvider:
 def account_due_for_refresh(conn):
     """An account of the held provider whose access token is inside the refresh margin, so
     GetToken refreshes it first."""
-    reply = conn.call("io.sesame.Accounts.ImportTokens", {
-        "provider": "p", "subject": "s", "tokens": {"accessToken": "AT-old", "refreshToken": "RT-old",
-                                                      "expiresIn": 10}})
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"]["id"]
+    return import_tokens(conn, provider="p", subject="s", access_token="AT-old", refresh_token="RT-old",
+                         expires_in=10)["id"]
 
 
 def stop_timed(daemon, within):
@@ -374,7 +341,7 @@ def test_stopping_takes_at_most_the_shutdown_timeout_whatever_clients_do(tmp_pat
     provider = HeldProvider(tmp_path / "providers.d")
     daemon = Daemon(tmp_path, config=(
         f'[daemon]\nproviders_directory = "{tmp_path / "providers.d"}"\nshutdown_timeout = 2\n'
-        "[events]\nqueue_limit = 65536\n[limits]\nconnections_per_user = 1000\n"))
+        "[events]\nqueue_limit = 65536\n[limits]\nconnections_per_user = 1000\naccounts_per_user = 65536\n"))
     try:
         daemon.wait_ready()
         control = RawConnection(daemon.socket_path)
@@ -435,8 +402,7 @@ def test_a_call_being_answered_when_stopping_still_gets_its_answer(tmp_path):
         daemon.wait_ready()
         control = RawConnection(daemon.socket_path)
         account = account_due_for_refresh(control)
-        subscriber = RawConnection(daemon.socket_path)
-        subscriber.call("io.sesame.Events.Subscribe", {}, more=True)
+        subscriber = Subscription(daemon)
         half_sent = RawConnection(daemon.socket_path)
         half_sent.send_raw(b'{"method": "io.sesame.Accounts.List"')
         waiting = RawConnection(daemon.socket_path, timeout=30)

@@ -1,22 +1,19 @@
 """The encrypted token store end to end: state survives restarts and SIGKILL, nothing readable
 at rest, keys from a real systemd credential, clear refusals, and rekeying."""
 
-import json
 import os
 import random
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
-from harness import SESAMECTL, Daemon, RawConnection
+from harness import SESAMECTL, Daemon, RawConnection, daemon_reachable_by_other_users, import_tokens
 
 ACCESS = "AT-store-e2e-3b9f0c"
 REFRESH = "RT-store-e2e-d41e77"
+# What the accounts of this module are imported with; each import adds its subject.
+TOKENS = {"access_token": ACCESS, "refresh_token": REFRESH, "expires_in": 3600}
 
 
 def key_file(tmp_path: Path) -> Path:
@@ -30,14 +27,6 @@ def keyed_daemon(tmp_path: Path, key: Path, extra="", env=None) -> Daemon:
     return Daemon(tmp_path, config=f'[store]\nkey_file = "{key}"\nallow_generated_key = false\n{extra}', env=env)
 
 
-def import_account(conn, subject, access=ACCESS):
-    reply = conn.call("io.sesame.Accounts.ImportTokens", {
-        "provider": "google", "subject": subject,
-        "tokens": {"accessToken": access, "refreshToken": REFRESH, "expiresIn": 3600}})
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"]
-
-
 def accounts(daemon):
     return {a["id"]: a for a in RawConnection(daemon.socket_path).call("io.sesame.Accounts.List")["parameters"]["accounts"]}
 
@@ -48,8 +37,8 @@ def test_accounts_and_sequence_numbers_survive_a_restart(tmp_path):
     try:
         daemon.wait_ready()
         conn = RawConnection(daemon.socket_path)
-        kept = import_account(conn, "alice")
-        gone = import_account(conn, "bob")
+        kept = import_tokens(conn, subject="alice", **TOKENS)
+        gone = import_tokens(conn, subject="bob", **TOKENS)
         conn.call("io.sesame.Accounts.Logout", {"account": gone["id"]})
         assert daemon.stop() == 0
     finally:
@@ -79,7 +68,7 @@ def test_the_state_directory_holds_no_token_in_the_clear(tmp_path):
     daemon = keyed_daemon(tmp_path, key)
     try:
         daemon.wait_ready()
-        import_account(RawConnection(daemon.socket_path), "alice")
+        import_tokens(daemon, subject="alice", **TOKENS)
         files = [p for p in daemon.state_dir.rglob("*") if p.is_file()]
         assert [p.name for p in files] == ["sessions.store"]
         assert oct(daemon.state_dir.stat().st_mode & 0o777) == "0o700"
@@ -111,7 +100,7 @@ def test_a_systemd_credential_opens_the_store(tmp_path):
     daemon = Daemon(tmp_path, config="[store]\nallow_generated_key = false\n", env=hand_over(tmp_path / "creds1"))
     try:
         daemon.wait_ready()
-        account = import_account(RawConnection(daemon.socket_path), "alice")
+        account = import_tokens(daemon, subject="alice", **TOKENS)
         assert "credential sesame.key" in daemon.log()
         assert daemon.stop() == 0
     finally:
@@ -130,7 +119,7 @@ def test_a_wrong_or_missing_key_says_which_source_was_tried(tmp_path):
     daemon = keyed_daemon(tmp_path, key)
     try:
         daemon.wait_ready()
-        import_account(RawConnection(daemon.socket_path), "alice")
+        import_tokens(daemon, subject="alice", **TOKENS)
         assert daemon.stop() == 0
     finally:
         daemon.kill()
@@ -170,7 +159,7 @@ def test_a_tampered_store_is_refused_or_moved_aside_as_configured(tmp_path):
     daemon = keyed_daemon(tmp_path, key)
     try:
         daemon.wait_ready()
-        import_account(RawConnection(daemon.socket_path), "alice")
+        import_tokens(daemon, subject="alice", **TOKENS)
         assert daemon.stop() == 0
     finally:
         daemon.kill()
@@ -204,7 +193,7 @@ def test_rekey_is_for_root_and_the_new_key_opens_the_store(tmp_path):
     daemon = keyed_daemon(tmp_path, key)
     try:
         daemon.wait_ready()
-        account = import_account(RawConnection(daemon.socket_path), "alice")
+        account = import_tokens(daemon, subject="alice", **TOKENS)
         old_key = key.read_text()
         result = subprocess.run([str(SESAMECTL), "rekey", "--socket", str(daemon.socket_path)],
                                 capture_output=True, text=True, timeout=30)
@@ -213,7 +202,7 @@ def test_rekey_is_for_root_and_the_new_key_opens_the_store(tmp_path):
         assert key.read_text() != old_key and oct(key.stat().st_mode & 0o777) == "0o600"
         stats = RawConnection(daemon.socket_path).call("io.sesame.Admin.Stats")["parameters"]
         assert result.stdout.split()[-1] == stats["keyId"] and stats["accounts"] == 1
-        import_account(RawConnection(daemon.socket_path), "bob")
+        import_tokens(daemon, subject="bob", **TOKENS)
         assert daemon.stop() == 0
     finally:
         daemon.kill()
@@ -227,18 +216,10 @@ def test_rekey_is_for_root_and_the_new_key_opens_the_store(tmp_path):
 
 
 def test_rekey_and_stats_are_refused_to_other_users():
-    directory = Path(tempfile.mkdtemp(prefix="sesame-admin-"))
-    directory.chmod(0o755)
-    daemon = Daemon(directory)
-    try:
-        daemon.wait_ready()
+    with daemon_reachable_by_other_users() as daemon:
         result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SESAMECTL), "rekey",
                                  "--socket", str(daemon.socket_path)], capture_output=True, text=True, timeout=30)
         assert result.returncode == 1 and result.stderr == "sesamed: permission denied.\n"
-        assert daemon.stop() == 0
-    finally:
-        daemon.kill()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 CRASH_ROUNDS = int(os.environ.get("SESAME_CRASH_ROUNDS", "200"))
@@ -254,7 +235,8 @@ def test_every_acknowledged_change_survives_sigkill(tmp_path):
     highest_sequence = 0
     interrupted = 0                      # rounds in which the kill landed during a call
     for round_number in range(CRASH_ROUNDS):
-        daemon = keyed_daemon(tmp_path, key)
+        # Every round adds accounts of one uid: more than the default accounts_per_user.
+        daemon = keyed_daemon(tmp_path, key, extra="[limits]\naccounts_per_user = 65536\n")
         try:
             ready = daemon.wait_ready()
             listed = accounts(daemon)
@@ -293,7 +275,7 @@ def test_every_acknowledged_change_survives_sigkill(tmp_path):
                     else:
                         subject = f"user{rng.randrange(40)}"
                         in_flight = (subjects.get(subject), "active")
-                        account = import_account(conn, subject)
+                        account = import_tokens(conn, subject=subject, **TOKENS)
                         subjects[subject] = account["id"]
                         expected[account["id"]] = "active"
                     in_flight = None

@@ -5,12 +5,13 @@ limits that stop one user without starving the others; and tokens nowhere they s
 import json
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from harness import SESAMECTL, Daemon, RawConnection, shared_daemon
+from harness import SESAMECTL, Daemon, RawConnection, daemon_reachable_by_other_users, import_tokens, wait_until
 
 PEER = Path(__file__).resolve().parent / "peer.py"
 OWNER, ADMIN, OBSERVER, USER, STRANGER = 61001, 61002, 61003, 61004, 61005
@@ -18,6 +19,10 @@ ADMIN_GROUP, USE_GROUP = 61100, 61204
 ACCESS = "AT-trust-5c0ffee1"
 REFRESH = "RT-trust-0ddba11s"
 OTHER_ACCESS = "AT-trust-kakao-77"
+# The owner's two accounts, as import_tokens(caller(daemon, "owner", outputs), **GOOGLE_ACCOUNT).
+GOOGLE_ACCOUNT = {"provider": "google", "subject": "alice@google", "access_token": ACCESS, "refresh_token": REFRESH,
+                  "expires_in": 3600}
+KAKAO_ACCOUNT = {**GOOGLE_ACCOUNT, "provider": "kakao", "subject": "alice@kakao", "access_token": OTHER_ACCESS}
 
 CONFIG = f"""
 [access]
@@ -63,20 +68,16 @@ def peer_call(daemon: Daemon, role: str, method: str, parameters: dict, outputs:
     return json.loads(result.stdout)
 
 
+def caller(daemon: Daemon, role: str, outputs: list):
+    """peer_call as `role`, in the shape import_tokens takes for its `via`."""
+    return lambda method, parameters: peer_call(daemon, role, method, parameters, outputs)
+
+
 @pytest.fixture
 def trusting_daemon():
     """A daemon with an admin group, two grants and low limits, on a socket other users reach."""
-    with shared_daemon(CONFIG) as instance:
+    with daemon_reachable_by_other_users(CONFIG) as instance:
         yield instance
-
-
-def import_as_owner(daemon: Daemon, outputs: list, provider="google", access=ACCESS) -> str:
-    reply = peer_call(daemon, "owner", "io.sesame.Accounts.ImportTokens", {
-        "provider": provider, "subject": f"alice@{provider}",
-        "tokens": {"accessToken": access, "refreshToken": REFRESH, "expiresIn": 3600},
-    }, outputs)
-    assert "error" not in reply, reply
-    return reply["parameters"]["account"]["id"]
 
 
 ROLES = ["owner", "root", "admin", "observer", "user", "stranger"]
@@ -111,8 +112,9 @@ def parameters_for(method: str, account: str) -> dict:
 
 def test_every_method_for_every_kind_of_caller(trusting_daemon):
     daemon, outputs = trusting_daemon, []
-    account = import_as_owner(daemon, outputs)
-    other = import_as_owner(daemon, outputs, provider="kakao", access=OTHER_ACCESS)
+    owner = caller(daemon, "owner", outputs)
+    account = import_tokens(owner, **GOOGLE_ACCOUNT)["id"]
+    other = import_tokens(owner, **KAKAO_ACCOUNT)["id"]
     failures = []
 
     def check(method: str, role: str, expected: str):
@@ -130,7 +132,7 @@ def test_every_method_for_every_kind_of_caller(trusting_daemon):
         for role, expected in zip(ROLES, MATRIX[method]):
             check(method, role, expected)
             if expected == ALLOWED:
-                account = import_as_owner(daemon, outputs)  # the same account again, or a new one
+                account = import_tokens(owner, **GOOGLE_ACCOUNT)["id"]  # the same account again, or a new one
     assert not failures, "\n".join(failures)
 
     # List: everyone may call it and sees what they may observe.
@@ -166,42 +168,63 @@ def test_every_method_for_every_kind_of_caller(trusting_daemon):
     assert all(ACCESS not in text for text in outputs if '"error"' in text)
 
 
-def watch(daemon: Daemon, role: str) -> subprocess.Popen:
-    process = subprocess.Popen(as_user(role, "watch", str(daemon.socket_path)), stdout=subprocess.PIPE, text=True)
-    ready = json.loads(process.stdout.readline())
-    assert "ready" in ready["parameters"], ready
-    return process
+class Watcher:
+    """peer.py watch as `role`: a live subscription under another uid, its replies read in the
+    background as they come, so a test can wait until it has what it should see."""
 
+    def __init__(self, daemon: Daemon, role: str):
+        self.role = role
+        self.process = subprocess.Popen(as_user(role, "watch", str(daemon.socket_path)), stdout=subprocess.PIPE,
+                                        text=True)
+        ready = json.loads(self.process.stdout.readline())
+        assert "ready" in ready["parameters"], ready
+        self.replies: list[dict] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
-def drain(process: subprocess.Popen) -> list[dict]:
-    process.send_signal(signal.SIGTERM)
-    out, _ = process.communicate(timeout=10)
-    return [json.loads(line)["parameters"]["event"] for line in out.splitlines()]
+    def _read(self):
+        for line in self.process.stdout:
+            self.replies.append(json.loads(line))
+
+    def wait_for(self, count: int):
+        """Waits until `count` events have come."""
+        wait_until(lambda: len(self.replies) >= count, what=lambda: f"{count} events for {self.role}: {self.replies}")
+
+    def stop(self) -> list[dict]:
+        """Ends the watch (SIGTERM) and returns every event it received."""
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(10)
+        self.reader.join(10)
+        assert not self.reader.is_alive()
+        return [reply["parameters"]["event"] for reply in self.replies]
 
 
 def test_events_reach_only_those_who_may_observe_and_a_reload_withdraws_a_grant(trusting_daemon):
     daemon, outputs = trusting_daemon, []
-    watchers = {role: watch(daemon, role) for role in ROLES}
-    account = import_as_owner(daemon, outputs)
-    other = import_as_owner(daemon, outputs, provider="kakao", access=OTHER_ACCESS)
+    watchers = {role: Watcher(daemon, role) for role in ROLES}
+    owner = caller(daemon, "owner", outputs)
+    account = import_tokens(owner, **GOOGLE_ACCOUNT)["id"]
+    other = import_tokens(owner, **KAKAO_ACCOUNT)["id"]
     control = RawConnection(daemon.socket_path)
-    # Wait until the slowest watcher surely has both: a marker event everyone may see is not
-    # possible, so give the daemon a moment, then check the owner's complete count below.
-    time.sleep(0.5)
+    # Every watcher has what it may see of the two imports before the grant is withdrawn.
+    for role, count in {"owner": 2, "root": 2, "admin": 2, "observer": 1, "user": 1}.items():
+        watchers[role].wait_for(count)
 
     # Withdraw the observer's grant; its live subscription must stop seeing google at once.
     daemon.config_path.write_text(CONFIG.replace(f"user = {OBSERVER}", f"user = {STRANGER + 1}"))
     daemon.process.send_signal(signal.SIGHUP)
-    daemon.notify.wait_for("READY", timeout=10)
-    deadline = time.monotonic() + 10
-    while "access policy reloaded" not in daemon.log() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    daemon.wait_for_log("access policy reloaded")
     assert control.call("io.sesame.Accounts.Logout", {"account": account})["parameters"]["account"]["state"] == \
         "loggedOut"
     control.call("io.sesame.Accounts.Logout", {"account": other})
+    for role, count in {"owner": 4, "root": 4, "admin": 4, "user": 2}.items():
+        watchers[role].wait_for(count)
+    # The observer and the stranger should get nothing more, which no condition can show: give an
+    # event sent to them wrongly a moment to arrive. Not a correctness wait: on a slow machine it
+    # may miss such an event, but never fails the test.
     time.sleep(0.5)
 
-    seen = {role: [(e["account"], e["kind"]) for e in drain(process)] for role, process in watchers.items()}
+    seen = {role: [(e["account"], e["kind"]) for e in watcher.stop()] for role, watcher in watchers.items()}
     everything = [(account, "loggedIn"), (other, "loggedIn"), (account, "loggedOut"), (other, "loggedOut")]
     assert seen["owner"] == seen["root"] == seen["admin"] == everything
     assert seen["user"] == [(account, "loggedIn"), (account, "loggedOut")]
@@ -223,7 +246,7 @@ def flood(daemon: Daemon, role: str, command: str, count: int) -> subprocess.Pop
 def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while_the_owner_is_served(
         trusting_daemon):
     daemon, outputs = trusting_daemon, []
-    account = import_as_owner(daemon, outputs)
+    account = import_tokens(caller(daemon, "owner", outputs), **GOOGLE_ACCOUNT)["id"]
 
     subscriber = flood(daemon, "stranger", "subscribe-flood", 64)
     counts = json.loads(subscriber.stdout.readline())
@@ -237,8 +260,8 @@ def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while
     # While the stranger holds everything it may, the owner is served as ever.
     reply = peer_call(daemon, "owner", "io.sesame.Accounts.GetToken", {"account": account}, outputs)
     assert reply["parameters"]["accessToken"] == ACCESS
-    owner_watch = watch(daemon, "owner")
-    owner_watch.kill()
+    owner_watch = Watcher(daemon, "owner")
+    owner_watch.process.kill()
     # What the stranger's own tools say meanwhile: one clear sentence, no trace.
     uid, gid = IDENTITIES["stranger"]
     refused = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", str(SESAMECTL),
@@ -250,10 +273,8 @@ def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while
     for process in (subscriber, connections):
         process.stdin.close()
         process.wait(30)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    def stranger_served():
         reply = peer_call(daemon, "stranger", "io.sesame.Accounts.List", {}, outputs)
-        if "error" not in reply:
-            break
-        time.sleep(0.1)
+        return None if "error" in reply else reply
+    reply = wait_until(stranger_served, what="the stranger's allowance to come back")
     assert reply["parameters"]["accounts"] == []
