@@ -7,11 +7,17 @@
 /* Keeps the tokens in sesamed's memory out of core files and away from other processes of its
    user: no core file (RLIMIT_CORE 0), and not dumpable, which also stops ptrace and reading
    /proc/PID/mem by anyone without CAP_SYS_PTRACE. prctl is variadic in Glibc, so Swift cannot
-   call it directly. Returns 0, or -1 with errno set. */
-static inline int sesame_forbid_core_dumps(void) {
-    struct rlimit none = {0, 0};
-    if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
+   call it directly. Each returns 0, or -1 with errno set. */
+static inline int sesame_forbid_dumping(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+static inline int sesame_forbid_core_files(void) {
+    struct rlimit current;
+    /* Already 0 under the unit's LimitCORE=0; a seccomp filter may forbid setting it again. */
+    if (getrlimit(RLIMIT_CORE, &current) == 0 && current.rlim_cur == 0 && current.rlim_max == 0) return 0;
+    struct rlimit none = {0, 0};
+    return setrlimit(RLIMIT_CORE, &none);
 }
 
 #endif

@@ -34,15 +34,18 @@ extension Daemon {
         )
     }
 
-    /// Keeps the tokens this process will hold out of core files and away from ptrace. Without
-    /// it sesamed still runs, saying so: the unit's `LimitCORE=0` covers the core files.
+    /// Keeps the tokens this process will hold out of core files and away from ptrace (which
+    /// also means Swift's crash backtracer cannot read it). Each step is tried on its own;
+    /// without one sesamed still runs, saying so.
     func forbidCoreDumps() {
-        guard sesame_forbid_core_dumps() == 0 else {
+        if sesame_forbid_dumping() != 0 {
             logger.warning(
-                "cannot keep the tokens out of core dumps",
+                "cannot make sesamed non-dumpable",
                 metadata: ["error": "\(String(cString: strerror(errno)))"]
             )
-            return
+        }
+        if sesame_forbid_core_files() != 0 {
+            logger.warning("cannot turn core files off", metadata: ["error": "\(String(cString: strerror(errno)))"])
         }
     }
 

@@ -39,7 +39,7 @@ public enum ProviderText {
     }
 
     /// A name to show people, as a provider or a caller gave it: canonically composed, no
-    /// control characters, at most 200 scalars (so at most 2,000 bytes with escapes).
+    /// control characters, at most 200 scalars and an ellipsis (at most 2,000 bytes with escapes).
     public static func displayName(_ name: String) -> String {
         sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
     }

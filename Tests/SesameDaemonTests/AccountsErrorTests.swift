@@ -199,8 +199,10 @@ import Testing
     @Test func accountsBeyondTheUsersAllowanceAreTooManyAccountsButRenewalsAndOtherUsersAreNot() async throws {
         let fixture = HandlerFixture(limits: UserLimits(accounts: 2))
         for subject in ["a", "b"] { _ = try await fixture.imported(subject: subject) }
+        let verified = fixture.provider.verificationCount
         let third = try await fixture.accounts(.importTokens, Self.parameters(subject: "c"))
         #expect(third.errorName == "io.sesame.Accounts.TooManyAccounts")
+        #expect(fixture.provider.verificationCount == verified, "refused before the provider was asked")
         #expect(try await fixture.accounts(.importTokens, Self.parameters(subject: "a")).errorName == nil)
         #expect(try await fixture.accounts(.importTokens, Self.parameters(subject: "c"), as: 1001).errorName == nil)
         let login = try await fixture.accounts(.redeemCode, RedeemCodeParameters(provider: "scripted", code: "c"))

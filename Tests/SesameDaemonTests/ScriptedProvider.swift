@@ -18,6 +18,10 @@ final class ScriptedProvider: ProviderAdapter {
     let script: Mutex<Script>
     let revoked = Mutex<[TokenSet]>([])
     private let refreshes = Mutex(0)
+    private let verifications = Mutex(0)
+
+    /// How many handed-over token sets the provider was asked to verify.
+    var verificationCount: Int { verifications.withLock { $0 } }
 
     /// How many refreshes the provider was asked for.
     var refreshCount: Int { refreshes.withLock { $0 } }
@@ -87,7 +91,9 @@ final class ScriptedProvider: ProviderAdapter {
         try script.withLock { $0.revoke }.get()
     }
 
-    func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {}
+    func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {
+        verifications.withLock { $0 += 1 }
+    }
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
         refreshes.withLock { $0 += 1 }

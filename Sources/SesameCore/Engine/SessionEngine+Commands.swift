@@ -24,18 +24,29 @@ public struct ImportedSession: Sendable {
 }
 
 extension SessionEngine {
+    /// Refuses, without changing anything, what `importSession` would refuse for its contents or
+    /// the owner's quota: checked before a provider is asked to verify the tokens, so that a
+    /// caller over its quota cannot make sesamed spend the provider's rate limit.
+    public func checkAdmissible(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) {
+        try Self.validate(session)
+        let renews = accounts.values.contains {
+            $0.account.provider == session.provider && $0.account.subject == session.subject
+                && $0.account.ownerUID == session.owner
+        }
+        if !renews, accounts.values.count(where: { $0.account.ownerUID == session.owner }) >= accountLimit {
+            throw .tooManyAccounts(limit: accountLimit)
+        }
+    }
+
     /// Creates an account from tokens obtained elsewhere, or renews the owner's existing account
     /// for the same provider and subject; announces `loggedIn`. A new account is refused when
     /// its owner already has `accountLimit` accounts (logged-out ones count until removed).
     public func importSession(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) -> Account {
-        try Self.validate(session)
+        try checkAdmissible(session, accountLimit: accountLimit)
         let now = clock.now
         let existing = accounts.values.first {
             $0.account.provider == session.provider && $0.account.subject == session.subject
                 && $0.account.ownerUID == session.owner
-        }
-        if existing == nil, accounts.values.count(where: { $0.account.ownerUID == session.owner }) >= accountLimit {
-            throw .tooManyAccounts(limit: accountLimit)
         }
         var account =
             existing?.account

@@ -155,31 +155,45 @@ final class Trust: Sendable, VarlinkConnectionGate {
         groupCache.withLock { $0.removeAll() }
     }
 
-    private static let groupCacheLifetime: Duration = .seconds(30)
+    /// How long looked-up groups are trusted before they are looked up again.
+    static let groupCacheLifetime: Duration = .seconds(30)
     private let groupCache = Mutex<[UInt32: (groups: Set<UInt32>, expires: ContinuousClock.Instant)]>([:])
 }
 
-/// The identity of a long-lived caller (a live subscription) as of the last reload: looked up
-/// again after each one, so that a membership a reload finds gone (`gpasswd -d`, then SIGHUP)
-/// stops counting for subscriptions already running, as it does for new calls.
+/// The identity of a long-lived caller (a live subscription), looked up again after each
+/// reload and at least every `Trust.groupCacheLifetime`, so that a membership that is gone
+/// (`gpasswd -d`) stops counting for subscriptions already running, as it does for new calls.
+/// A lookup may block (NSS, LDAP), so `current` never does one: only `refresh`, which the
+/// subscription calls from its own task, with no lock held, before it sends an event.
 final class FollowedIdentity: Sendable {
+    private struct Known {
+        var identity: CallerIdentity
+        var generation: UInt64
+        var lookedUp: ContinuousClock.Instant
+    }
+
     private let trust: Trust
     private let peer: PeerCredentials
-    private let known: Mutex<(generation: UInt64, identity: CallerIdentity)>
+    private let known: Mutex<Known>
 
     init(of peer: PeerCredentials, trust: Trust) {
         self.trust = trust
         self.peer = peer
         let generation = trust.generation
-        known = Mutex((generation, trust.identity(of: peer, always: true)))
+        known = Mutex(Known(identity: trust.identity(of: peer, always: true), generation: generation, lookedUp: .now))
     }
 
-    /// The identity under the policy now in force.
-    var current: CallerIdentity {
+    /// The identity as last looked up.
+    var current: CallerIdentity { known.withLock { $0.identity } }
+
+    /// Looks the identity up again if a reload happened or the last lookup is old.
+    func refresh() {
         let generation = trust.generation
-        if let identity = known.withLock({ $0.generation == generation ? $0.identity : nil }) { return identity }
+        let stale = known.withLock {
+            $0.generation != generation || ContinuousClock.now - $0.lookedUp >= Trust.groupCacheLifetime
+        }
+        guard stale else { return }
         let identity = trust.identity(of: peer, always: true)
-        known.withLock { $0 = (generation, identity) }
-        return identity
+        known.withLock { $0 = Known(identity: identity, generation: generation, lookedUp: .now) }
     }
 }

@@ -102,17 +102,17 @@ extension AccountsInterface {
             refreshTokenExpiresAt: try expiry(request.tokens.refreshExpiresIn),
             scopes: request.tokens.scopes ?? []
         )
-        try await Self.verify(tokens, subject: request.subject, with: adapter)
-        let account = try await engine.importSession(
-            ImportedSession(
-                provider: request.provider,
-                subject: request.subject,
-                displayName: request.displayName.map(Self.shown),
-                owner: owner,
-                tokens: tokens
-            ),
-            accountLimit: trust.limits.accounts
+        let session = ImportedSession(
+            provider: request.provider,
+            subject: request.subject,
+            displayName: request.displayName.map(Self.shown),
+            owner: owner,
+            tokens: tokens
         )
+        let accountLimit = trust.limits.accounts
+        try await engine.checkAdmissible(session, accountLimit: accountLimit)
+        try await Self.verify(tokens, subject: request.subject, with: adapter)
+        let account = try await engine.importSession(session, accountLimit: accountLimit)
         context.logger.info(
             "tokens imported",
             metadata: ["account": "\(account.id)", "provider": "\(account.provider)"]

@@ -28,8 +28,10 @@ struct EventsInterface: VarlinkInterface {
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
         defer { trust.release(.subscription, for: peer.uid) }
-        // The policy is read at every event and the caller's groups again after each reload,
-        // so a grant or membership a reload withdraws (or adds) applies to this subscription at once.
+        // The policy is read at every event, and the caller's groups again after each reload
+        // (and every half minute), so a grant or membership withdrawn applies to this
+        // subscription too. The engine filters with the groups as last looked up; sending
+        // looks them up anew when stale and checks again, so nothing slips through.
         let identity = FollowedIdentity(of: peer, trust: trust)
         let trust = self.trust
         let visible: EventFilter.Visibility = { account, provider, owner in
@@ -39,6 +41,7 @@ struct EventsInterface: VarlinkInterface {
         let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visible)
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
+            identity.refresh()
             guard visible(event.account, event.provider, event.owner) else { return }
             try await context.send(event.reply)
         }

@@ -13,6 +13,9 @@ enum JSONShape {
         case tooDeep(limit: Int)
         /// An object names `key` more than once.
         case duplicateKey(String)
+        /// A key is not ASCII. Varlink names are ASCII identifiers, and two non-ASCII spellings
+        /// can be the same key to a parser that compares canonically equivalent strings.
+        case keyNotASCII
     }
 
     /// An open array or object, and for an object the keys seen so far.
@@ -42,6 +45,7 @@ enum JSONShape {
                 guard let container = open.last, container.expectsKey else { continue }
                 open[open.count - 1].expectsKey = false
                 let key = unescaped(string)
+                guard key.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
                 guard open[open.count - 1].keys?.insert(key).inserted == true else {
                     throw .duplicateKey(String(decoding: key.prefix(64), as: UTF8.self))
                 }

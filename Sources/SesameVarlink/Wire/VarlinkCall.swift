@@ -119,6 +119,8 @@ extension VarlinkCall {
             case .duplicateKey(let key):
                 let shown = String(key.unicodeScalars.map { (0x20..<0x7f).contains($0.value) ? Character($0) : "?" })
                 throw .invalidMessage("an object names '\(shown)' twice")
+            case .keyNotASCII:
+                throw .invalidMessage("a key is not an ASCII name")
             }
         }
         let bytes = Data(frame.readableBytesView)
