@@ -56,6 +56,10 @@ public struct Daemon: Sendable {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
         let trust = Trust(policy: configuration.accessPolicy, limits: configuration.userLimits)
+        logger.info(
+            "connections limited",
+            metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
+        )
         let interfaces = Self.interfaces(engine: engine, store: store, providers: providers, trust: trust)
         let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)

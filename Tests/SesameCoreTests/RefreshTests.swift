@@ -30,6 +30,21 @@ import Testing
         #expect(refreshed == [.loggedIn, .tokenRefreshed])
     }
 
+    @Test func aProvidersOversizedAnswerIsKeptWithinTheBoundsNotRefused() async throws {
+        let refresher = ScriptedRefresher()
+        let fixture = EngineFixture(refresher: refresher)
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        var answer = fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")
+        answer.idToken = String(repeating: "i", count: AccountFieldLimits.idToken + 1)
+        answer.scopes = (0...AccountFieldLimits.scopes).map { "s\($0)" }
+        answer.refreshTokenExpiresAt = Date.distantFuture
+        refresher.answer(.success(answer))
+        let fresh = try await fixture.engine.refresh(account.id)
+        // The rotated refresh token is kept; what is out of bounds is not.
+        #expect(fresh.refreshToken == "RT-2" && fresh.accessToken == "AT-2")
+        #expect(fresh.idToken == nil && fresh.scopes == ["openid"] && fresh.refreshTokenExpiresAt == nil)
+    }
+
     @Test func aCancelledCallerStopsWaitingWhileTheRefreshGoesOnForOthers() async throws {
         let refresher = ScriptedRefresher(gated: true)
         let fixture = EngineFixture(refresher: refresher)

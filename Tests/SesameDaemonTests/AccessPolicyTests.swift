@@ -1,4 +1,5 @@
 import Foundation
+import SesameVarlink
 import Testing
 
 @testable import SesameDaemon
@@ -133,6 +134,23 @@ import Testing
     func refusesBadGrantsByName(_ text: String, _ expected: ConfigurationError) {
         let base = DaemonConfiguration.defaults(environment: [:], uid: 0)
         #expect(throws: expected) { try ConfigurationFile.parse(text, path: "t.toml", onto: base) }
+    }
+
+    @Test func connectionsOfAllUsersAreBoundedWithAReserveForRoot() {
+        let peer = { (uid: UInt32) in PeerCredentials(pid: 1, uid: uid, gid: uid) }
+        let trust = Trust(policy: AccessPolicy(), limits: UserLimits(totalConnections: 3), descriptorLimit: 100_000)
+        for uid: UInt32 in [1000, 1001, 1002] { #expect(trust.admit(peer(uid)) == nil) }
+        #expect(trust.admit(peer(1003))?.name == "io.sesame.Varlink.TooManyConnections", "a fourth user is refused")
+        for _ in 0..<UserLimits.rootReserve { #expect(trust.admit(peer(0)) == nil, "root is still served") }
+        #expect(trust.admit(peer(0)) != nil, "up to its reserve")
+        trust.release(peer(1000))
+        for _ in 0..<UserLimits.rootReserve { trust.release(peer(0)) }
+        #expect(trust.admit(peer(1003)) == nil, "a connection given back makes room")
+    }
+
+    @Test func theTotalStaysBelowTheDescriptorLimitWhateverIsConfigured() {
+        let trust = Trust(policy: AccessPolicy(), limits: UserLimits(totalConnections: 4096), descriptorLimit: 300)
+        #expect(trust.totalConnections == 300 - UserLimits.descriptorHeadroom)
     }
 
     @Test func limitsArePerUIDAndGivenBack() {

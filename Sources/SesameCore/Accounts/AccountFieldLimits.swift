@@ -20,4 +20,22 @@ public enum AccountFieldLimits {
     public static let earliestExpiry = Date(timeIntervalSince1970: 946_684_800)
     /// See `earliestExpiry`.
     public static let latestExpiry = Date(timeIntervalSince1970: 7_258_118_400)
+
+    /// `received` held to these bounds without refusing it, for a provider's refresh answer
+    /// (refusing it could drop a rotated refresh token, the only copy of the grant): what is
+    /// out of bounds is replaced by what `held` had, and an implausible expiry is forgotten.
+    static func bounded(_ received: TokenSet, keeping held: TokenSet) -> TokenSet {
+        var tokens = received
+        if let idToken = tokens.idToken, idToken.utf8.count > Self.idToken { tokens.idToken = held.idToken }
+        if !(1...Self.tokenType).contains(tokens.tokenType.utf8.count) { tokens.tokenType = held.tokenType }
+        if tokens.scopes.count > Self.scopes
+            || tokens.scopes.contains(where: { !(1...Self.scope).contains($0.utf8.count) })
+        {
+            tokens.scopes = held.scopes
+        }
+        let plausible = { (date: Date?) in date.flatMap { (earliestExpiry...latestExpiry).contains($0) ? $0 : nil } }
+        tokens.accessTokenExpiresAt = plausible(tokens.accessTokenExpiresAt)
+        tokens.refreshTokenExpiresAt = plausible(tokens.refreshTokenExpiresAt)
+        return tokens
+    }
 }

@@ -201,7 +201,8 @@ extension SessionEngine {
     /// Makes the new tokens the account's. What the answer leaves out is what the account held
     /// (RFC 6749 §6: the refresh token stays when no new one is issued).
     private func keepRefreshed(_ received: TokenSet, _ refresh: FinishingRefresh) throws(SessionError) -> TokenSet {
-        var (fresh, stored, old) = (received, refresh.stored, refresh.old)
+        var (stored, old) = (refresh.stored, refresh.old)
+        var fresh = AccountFieldLimits.bounded(received, keeping: old)
         if fresh.refreshToken == nil { fresh.refreshToken = old.refreshToken }
         if fresh.refreshTokenExpiresAt == nil && fresh.refreshToken == old.refreshToken {
             fresh.refreshTokenExpiresAt = old.refreshTokenExpiresAt

@@ -82,6 +82,12 @@ extension ConfigurationFile {
                     key: "limits.logins_per_user",
                     in: 1...1024
                 )
+            case "connections_total":
+                configuration.userLimits.totalConnections = try reader.integer(
+                    value,
+                    key: "limits.connections_total",
+                    in: 1...1_048_576
+                )
             case "accounts_per_user":
                 configuration.userLimits.accounts = try reader.integer(
                     value,

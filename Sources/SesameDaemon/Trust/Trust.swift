@@ -1,3 +1,4 @@
+import Foundation
 import SesameCore
 import SesameProtocol
 import SesameVarlink
@@ -13,13 +14,37 @@ public struct UserLimits: Sendable, Hashable {
     public var logins: Int
     /// Accounts one uid may own (logged-out ones count until removed).
     public var accounts: Int
+    /// Open connections of all uids together (each costs a descriptor and some memory), never
+    /// more than the descriptor limit leaves room for.
+    public var totalConnections: Int
 
     /// Creates limits.
-    public init(connections: Int = 128, subscriptions: Int = 64, logins: Int = 8, accounts: Int = 32) {
+    public init(
+        connections: Int = 128,
+        subscriptions: Int = 64,
+        logins: Int = 8,
+        accounts: Int = 32,
+        totalConnections: Int = 4096
+    ) {
         self.connections = connections
         self.subscriptions = subscriptions
         self.logins = logins
         self.accounts = accounts
+        self.totalConnections = totalConnections
+    }
+
+    /// Descriptors kept free below the process's limit: for the store, providers' HTTP
+    /// connections, the journal, and root's connections beyond the total.
+    public static let descriptorHeadroom = 256
+    /// Connections root may open beyond the total, so that an administrator is still served
+    /// while other users hold every connection.
+    public static let rootReserve = 32
+
+    /// The total in force for a process allowed `descriptorLimit` open files: the configured
+    /// one, never closer to the limit than the headroom, so accepting never runs out of
+    /// descriptors (an accept loop at EMFILE spins).
+    public func totalConnections(descriptorLimit: Int) -> Int {
+        min(totalConnections, max(1, descriptorLimit - Self.descriptorHeadroom))
     }
 }
 
@@ -60,15 +85,35 @@ final class Trust: Sendable, VarlinkConnectionGate {
     private let state: Mutex<State>
     /// A uid's supplementary groups: the user database, or a test's own.
     private let lookUpGroups: @Sendable (UInt32) -> Set<UInt32>
+    /// The process's open-file limit, which bounds the connections of all users together.
+    private let descriptorLimit: Int
 
     init(
         policy: AccessPolicy,
         limits: UserLimits,
+        descriptorLimit: Int = Trust.openFileLimit(),
         groups: @escaping @Sendable (UInt32) -> Set<UInt32> = UserDatabase.groups(ofUID:)
     ) {
         state = Mutex(State(policy: policy, limits: limits))
+        self.descriptorLimit = descriptorLimit
         lookUpGroups = groups
     }
+
+    /// The soft RLIMIT_NOFILE, raised to the hard limit first: sesamed waits with epoll, not
+    /// select, so many descriptors cost it nothing (systemd's advice for such services).
+    static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The connections of all users together that are admitted.
+    var totalConnections: Int { state.withLock { $0.limits.totalConnections(descriptorLimit: descriptorLimit) } }
 
     /// How many reloads have been applied: a caller that keeps an identity for long (a live
     /// subscription) looks it up anew when this changes.
@@ -110,8 +155,22 @@ final class Trust: Sendable, VarlinkConnectionGate {
         }
     }
 
+    /// Admits a connection within its uid's limit and the total; root has a reserve beyond
+    /// the total, so an administrator is still served when other users hold every connection.
     func admit(_ peer: PeerCredentials) -> VarlinkError? {
-        acquire(.connection, for: peer.uid)
+        let descriptorLimit = self.descriptorLimit
+        return state.withLock { state in
+            let total = state.limits.totalConnections(descriptorLimit: descriptorLimit)
+            let open = state.held[.connection, default: [:]].values.reduce(0, +)
+            guard open < total + (peer.uid == 0 ? UserLimits.rootReserve : 0) else {
+                return VarlinkError(.tooManyConnections(limit: total))
+            }
+            let limit = state.limits.connections
+            let held = state.held[.connection, default: [:]][peer.uid, default: 0]
+            guard held < limit else { return LimitedResource.connection.error(limit: limit) }
+            state.held[.connection, default: [:]][peer.uid] = held + 1
+            return nil
+        }
     }
 
     func release(_ peer: PeerCredentials) {
