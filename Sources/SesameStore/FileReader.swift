@@ -1,5 +1,11 @@
 import SystemPackage
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Reads a whole file with read(2), so `/dev/null` and pipes work as well as regular files,
 /// retrying reads interrupted by a signal (EINTR): the one read loop of the daemon.
 public enum FileReader {
@@ -13,6 +19,15 @@ public enum FileReader {
 
     /// The file's bytes, or nil when it does not exist; more than `limit` bytes is `tooLarge`.
     public static func contents(of path: String, limit: Int = .max) throws(Failure) -> [UInt8]? {
+        try contentsAndStatus(of: path, limit: limit)?.bytes
+    }
+
+    /// The file's bytes and the status of the very file read (`fstat` of the open descriptor),
+    /// so that what a caller checks (owner, mode) is what it got, not what the path names a
+    /// moment later; nil when the file does not exist.
+    public static func contentsAndStatus(of path: String, limit: Int = .max) throws(Failure)
+        -> (bytes: [UInt8], status: stat)?
+    {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
@@ -23,6 +38,12 @@ public enum FileReader {
             throw .system(operation: "open", errno: Errno.ioError.rawValue)
         }
         defer { try? descriptor.close() }
+        var status = stat()
+        guard fstat(descriptor.rawValue, &status) == 0 else { throw .system(operation: "fstat", errno: errno) }
+        return (try read(descriptor, limit: limit), status)
+    }
+
+    private static func read(_ descriptor: FileDescriptor, limit: Int) throws(Failure) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {

@@ -100,11 +100,15 @@ public struct KeySources: Sendable {
     /// refused (the key would be no secret), and so is one another user owns (that user could
     /// replace it).
     static func readKey(_ path: String, source: String, checkMode: Bool) throws(StoreError) -> StoreKey? {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(operation: "stat", path: path, errno: errno)
+        let read: (bytes: [UInt8], status: stat)?
+        do {
+            read = try FileReader.contentsAndStatus(of: path, limit: 64 << 10)
+        } catch .system(let operation, let number) {
+            throw .io(operation: operation, path: path, errno: number)
+        } catch {
+            throw .unusableKey(source: source, reason: "it is larger than a key file can be")
         }
+        guard let (bytes, status) = read else { return nil }
         if checkMode && status.st_mode & 0o077 != 0 {
             throw .unusableKey(
                 source: source,
@@ -118,7 +122,6 @@ public struct KeySources: Sendable {
                     + "whoever owns it could replace it"
             )
         }
-        guard let data = try AtomicFile.read(path) else { return nil }
-        return try StoreKey.parse(data, source: source)
+        return try StoreKey.parse(Data(bytes), source: source)
     }
 }
