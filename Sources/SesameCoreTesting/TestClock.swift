@@ -36,11 +36,7 @@ public final class TestClock: SessionClock {
     /// only makes it slower.
     @discardableResult
     public func untilSleeping(_ count: Int = 1, turns: Int = 1_000_000) async -> Bool {
-        for _ in 0..<turns {
-            if sleeperCount >= count { return true }
-            await Task.yield()
-        }
-        return sleeperCount >= count
+        await yieldUntil(turns: turns) { sleeperCount >= count }
     }
 
     public func sleep(for duration: Duration) async throws {
@@ -90,4 +86,15 @@ public final class TestClock: SessionClock {
         for id in due.keys { state.sleepers[id] = nil }
         return due.values.sorted { $0.deadline < $1.deadline }.map(\.continuation)
     }
+}
+
+/// Yields until `condition` holds, and says whether it does: false after `turns` yields, so a
+/// test fails on what it checks next instead of hanging. No wall time is involved, so a busy
+/// machine only makes it slower.
+public func yieldUntil(turns: Int = 1_000_000, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<turns {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
 }

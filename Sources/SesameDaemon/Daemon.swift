@@ -55,7 +55,11 @@ public struct Daemon: Sendable {
     private func serve(store: EncryptedStore, snapshot: SessionSnapshot, providers: Providers) async throws {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
-        let trust = Trust(policy: configuration.accessPolicy, limits: configuration.userLimits)
+        let trust = Trust(
+            policy: configuration.accessPolicy,
+            limits: configuration.userLimits,
+            descriptorLimit: Trust.raiseOpenFileLimit()
+        )
         logger.info(
             "connections limited",
             metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]

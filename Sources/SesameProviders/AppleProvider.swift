@@ -89,7 +89,7 @@ public final class AppleProvider: OIDCBasedAdapter {
     /// later login without it keeps the name the account has.
     public func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin {
         var login = try await base.redeemCode(handover)
-        login.displayName = handover.user.flatMap(Self.name(fromUser:)).map(GenericOIDCProvider.shown)
+        login.displayName = handover.user.flatMap(Self.name(fromUser:)).map(ProviderText.displayName)
         return login
     }
 

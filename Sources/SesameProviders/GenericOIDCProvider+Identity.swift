@@ -16,7 +16,7 @@ extension GenericOIDCProvider {
             return ProviderLogin(
                 tokens: tokens,
                 subject: identity.subject,
-                displayName: identity.displayName.map(Self.shown)
+                displayName: identity.displayName.map(ProviderText.displayName)
             )
         } catch {
             try? await revokeIssued(tokens)
@@ -66,11 +66,6 @@ extension GenericOIDCProvider {
             subject: claims.sub,
             displayName: claims.name ?? claims.preferredUsername ?? claims.email
         )
-    }
-
-    /// A name to show people, from the provider: never control characters, never megabytes.
-    static func shown(_ name: String) -> String {
-        ProviderText.displayName(name)
     }
 
     /// Checks a handed-over ID token; without one there is nothing the standards let us ask.

@@ -56,10 +56,7 @@ struct HandlerFixture {
 
     /// Returns once `count` subscriptions are registered, yielding (bounded, as `TestClock.untilSleeping`).
     func untilSubscribed(_ count: Int = 1) async {
-        for _ in 0..<1_000_000 {
-            if engine.registry.subscriberCount >= count { return }
-            await Task.yield()
-        }
+        _ = await yieldUntil { engine.registry.subscriberCount >= count }
     }
 
     /// Login parameters of a browser login with a loopback redirect.

@@ -26,16 +26,25 @@ public enum AccountFieldLimits {
     /// out of bounds is replaced by what `held` had, and an implausible expiry is forgotten.
     static func bounded(_ received: TokenSet, keeping held: TokenSet) -> TokenSet {
         var tokens = received
-        if let idToken = tokens.idToken, idToken.utf8.count > Self.idToken { tokens.idToken = held.idToken }
-        if !(1...Self.tokenType).contains(tokens.tokenType.utf8.count) { tokens.tokenType = held.tokenType }
-        if tokens.scopes.count > Self.scopes
-            || tokens.scopes.contains(where: { !(1...Self.scope).contains($0.utf8.count) })
-        {
-            tokens.scopes = held.scopes
-        }
-        let plausible = { (date: Date?) in date.flatMap { (earliestExpiry...latestExpiry).contains($0) ? $0 : nil } }
-        tokens.accessTokenExpiresAt = plausible(tokens.accessTokenExpiresAt)
-        tokens.refreshTokenExpiresAt = plausible(tokens.refreshTokenExpiresAt)
+        if !fits(idToken: tokens.idToken) { tokens.idToken = held.idToken }
+        if !fits(tokenType: tokens.tokenType) { tokens.tokenType = held.tokenType }
+        if !fits(scopes: tokens.scopes) { tokens.scopes = held.scopes }
+        if !fits(expiry: tokens.accessTokenExpiresAt) { tokens.accessTokenExpiresAt = nil }
+        if !fits(expiry: tokens.refreshTokenExpiresAt) { tokens.refreshTokenExpiresAt = nil }
         return tokens
     }
+
+    /// Whether an ID token, if any, is within its bound.
+    static func fits(idToken: String?) -> Bool { (idToken?.utf8.count ?? 0) <= Self.idToken }
+
+    /// Whether a token type is within its bound.
+    static func fits(tokenType: String) -> Bool { (1...Self.tokenType).contains(tokenType.utf8.count) }
+
+    /// Whether a scope list is within its bounds.
+    static func fits(scopes: [String]) -> Bool {
+        scopes.count <= Self.scopes && scopes.allSatisfy { (1...Self.scope).contains($0.utf8.count) }
+    }
+
+    /// Whether an expiry time, if any, is plausible.
+    static func fits(expiry: Date?) -> Bool { expiry.map { (earliestExpiry...latestExpiry).contains($0) } ?? true }
 }

@@ -29,12 +29,18 @@ extension SessionEngine {
     /// caller over its quota cannot make sesamed spend the provider's rate limit.
     public func checkAdmissible(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) {
         try Self.validate(session)
-        let renews = accounts.values.contains {
+        if renewedAccount(by: session) == nil,
+            accounts.values.count(where: { $0.account.ownerUID == session.owner }) >= accountLimit
+        {
+            throw .tooManyAccounts(limit: accountLimit)
+        }
+    }
+
+    /// The owner's account that `session` renews: the same provider and subject.
+    private func renewedAccount(by session: ImportedSession) -> StoredAccount? {
+        accounts.values.first {
             $0.account.provider == session.provider && $0.account.subject == session.subject
                 && $0.account.ownerUID == session.owner
-        }
-        if !renews, accounts.values.count(where: { $0.account.ownerUID == session.owner }) >= accountLimit {
-            throw .tooManyAccounts(limit: accountLimit)
         }
     }
 
@@ -44,10 +50,7 @@ extension SessionEngine {
     public func importSession(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) -> Account {
         try checkAdmissible(session, accountLimit: accountLimit)
         let now = clock.now
-        let existing = accounts.values.first {
-            $0.account.provider == session.provider && $0.account.subject == session.subject
-                && $0.account.ownerUID == session.owner
-        }
+        let existing = renewedAccount(by: session)
         var account =
             existing?.account
             ?? Account(
@@ -193,22 +196,20 @@ extension SessionEngine {
     /// The bounds of everything else an account keeps, so that no account costs the store, the
     /// engine or a List reply more than a few hundred kilobytes.
     private static func validateDetails(_ session: ImportedSession) throws(SessionError) {
-        let limits = AccountFieldLimits.self
-        if let idToken = session.tokens.idToken, idToken.utf8.count > limits.idToken {
+        let (limits, tokens) = (AccountFieldLimits.self, session.tokens)
+        guard limits.fits(idToken: tokens.idToken) else {
             throw .invalidTokens("the ID token must be at most \(limits.idToken) bytes")
         }
-        guard (1...limits.tokenType).contains(session.tokens.tokenType.utf8.count) else {
+        guard limits.fits(tokenType: tokens.tokenType) else {
             throw .invalidTokens("the token type must be 1 to \(limits.tokenType) bytes")
         }
         if let name = session.displayName, name.utf8.count > limits.displayName {
             throw .invalidTokens("the display name must be at most \(limits.displayName) bytes")
         }
-        let scopes = session.tokens.scopes
-        guard scopes.count <= limits.scopes, scopes.allSatisfy({ (1...limits.scope).contains($0.utf8.count) }) else {
+        guard limits.fits(scopes: tokens.scopes) else {
             throw .invalidTokens("at most \(limits.scopes) scopes of 1 to \(limits.scope) bytes each")
         }
-        for date in [session.tokens.accessTokenExpiresAt, session.tokens.refreshTokenExpiresAt].compactMap({ $0 })
-        where !(limits.earliestExpiry...limits.latestExpiry).contains(date) {
+        guard limits.fits(expiry: tokens.accessTokenExpiresAt), limits.fits(expiry: tokens.refreshTokenExpiresAt) else {
             throw .invalidTokens("an expiry time is outside the years 2000 to 2200")
         }
     }

@@ -91,7 +91,7 @@ final class Trust: Sendable, VarlinkConnectionGate {
     init(
         policy: AccessPolicy,
         limits: UserLimits,
-        descriptorLimit: Int = Trust.openFileLimit(),
+        descriptorLimit: Int = .max,
         groups: @escaping @Sendable (UInt32) -> Set<UInt32> = UserDatabase.groups(ofUID:)
     ) {
         state = Mutex(State(policy: policy, limits: limits))
@@ -99,9 +99,10 @@ final class Trust: Sendable, VarlinkConnectionGate {
         lookUpGroups = groups
     }
 
-    /// The soft RLIMIT_NOFILE, raised to the hard limit first: sesamed waits with epoll, not
-    /// select, so many descriptors cost it nothing (systemd's advice for such services).
-    static func openFileLimit() -> Int {
+    /// Raises the soft RLIMIT_NOFILE to the hard limit and returns it: sesamed waits with epoll,
+    /// not select, so many descriptors cost it nothing (systemd's advice for such services).
+    /// Done once at start-up, by the daemon.
+    static func raiseOpenFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         if limit.rlim_cur < limit.rlim_max {
@@ -138,13 +139,18 @@ final class Trust: Sendable, VarlinkConnectionGate {
     /// Takes one `resource` for `uid`, or returns the error to answer when it holds its limit,
     /// counting `besides` more that it holds elsewhere.
     func acquire(_ resource: LimitedResource, for uid: UInt32, besides: Int = 0) -> VarlinkError? {
-        state.withLock { state in
-            let limit = resource.limit(in: state.limits)
-            let held = state.held[resource, default: [:]][uid, default: 0]
-            guard held + besides < limit else { return resource.error(limit: limit) }
-            state.held[resource, default: [:]][uid] = held + 1
-            return nil
-        }
+        state.withLock { Self.take(resource, for: uid, besides: besides, in: &$0) }
+    }
+
+    /// Takes one `resource` for `uid` in `state`, unless it holds its limit.
+    private static func take(_ resource: LimitedResource, for uid: UInt32, besides: Int = 0, in state: inout State)
+        -> VarlinkError?
+    {
+        let limit = resource.limit(in: state.limits)
+        let held = state.held[resource, default: [:]][uid, default: 0]
+        guard held + besides < limit else { return resource.error(limit: limit) }
+        state.held[resource, default: [:]][uid] = held + 1
+        return nil
     }
 
     /// Gives back one `resource` taken by `acquire`.
@@ -165,11 +171,7 @@ final class Trust: Sendable, VarlinkConnectionGate {
             guard open < total + (peer.uid == 0 ? UserLimits.rootReserve : 0) else {
                 return VarlinkError(.tooManyConnections(limit: total))
             }
-            let limit = state.limits.connections
-            let held = state.held[.connection, default: [:]][peer.uid, default: 0]
-            guard held < limit else { return LimitedResource.connection.error(limit: limit) }
-            state.held[.connection, default: [:]][peer.uid] = held + 1
-            return nil
+            return Self.take(.connection, for: peer.uid, in: &state)
         }
     }
 

@@ -105,7 +105,7 @@ extension AccountsInterface {
         let session = ImportedSession(
             provider: request.provider,
             subject: request.subject,
-            displayName: request.displayName.map(Self.shown),
+            displayName: request.displayName.map(ProviderText.displayName),
             owner: owner,
             tokens: tokens
         )

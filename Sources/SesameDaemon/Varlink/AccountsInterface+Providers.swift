@@ -57,7 +57,7 @@ extension AccountsInterface {
             Self.log(error, ofLoginWith: request.provider, context: context)
             throw VarlinkLoginError.provider(error)
         }
-        if let name = request.displayName { login.displayName = Self.shown(name) }
+        if let name = request.displayName { login.displayName = ProviderText.displayName(name) }
         return try await accountReply(
             for: login,
             provider: request.provider,
@@ -65,11 +65,6 @@ extension AccountsInterface {
             owner: uid,
             context: context
         )
-    }
-
-    /// A name a caller gives to show people: no control characters, no megabytes.
-    static func shown(_ name: String) -> String {
-        ProviderText.displayName(name)
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.
