@@ -105,6 +105,26 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "sesame-interface-embedder"),
+        // Fuzz targets (scripts/fuzz builds them with libFuzzer; built plainly, they replay files).
+        // libFuzzer's driver, declared; scripts/fuzz links its definition.
+        .systemLibrary(name: "CLibFuzzer"),
+        .target(name: "SesameFuzzing", dependencies: ["CLibFuzzer", "SesameCore"]),
+        .executableTarget(
+            name: "fuzz-varlink",
+            dependencies: [
+                "SesameFuzzing", "SesameProtocol", "SesameVarlink", .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "fuzz-config", dependencies: ["SesameFuzzing", "SesameDaemon"]),
+        .executableTarget(name: "fuzz-store", dependencies: ["SesameFuzzing", "SesameStore"]),
+        .executableTarget(
+            name: "fuzz-oauth",
+            dependencies: [
+                "SesameFuzzing", "SesameCore", "SesameProtocol", "SesameProviders",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .plugin(
             name: "EmbedInterfaces",
             capability: .buildTool(),

@@ -161,7 +161,7 @@ public final class EncryptedStore: SessionPersistence {
     }
 
     /// Opens sealed bytes with whichever configured key the header names.
-    static func decode(_ data: Data, keys: KeySources.Loaded, path: String) throws(StoreError) -> (
+    package static func decode(_ data: Data, keys: KeySources.Loaded, path: String) throws(StoreError) -> (
         SessionSnapshot, StoreKey
     ) {
         let keyID = try StoreFormat.keyID(of: data, path: path)

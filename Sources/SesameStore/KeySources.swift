@@ -43,6 +43,14 @@ public struct KeySources: Sendable {
 
         /// Every key, primary first.
         public var all: [StoreKey] { [primary] + others }
+
+        /// Creates the loaded keys directly (the store's fuzz target and tests do).
+        package init(primary: StoreKey, others: [StoreKey], isGenerated: Bool, keyFile: String?) {
+            self.primary = primary
+            self.others = others
+            self.isGenerated = isGenerated
+            self.keyFile = keyFile
+        }
     }
 
     /// Loads the first source that has a key. Generates the development key only when no other

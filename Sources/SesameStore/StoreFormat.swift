@@ -8,7 +8,7 @@ import Foundation
 /// ```
 /// magic "SESAMEST" (8) | format version, big-endian (2) | key id (8) | nonce (12) | ciphertext | tag (16)
 /// ```
-enum StoreFormat {
+package enum StoreFormat {
     static let magic = Array("SESAMEST".utf8)
     static let version: UInt16 = 1
     static let headerSize = 8 + 2 + 8
@@ -17,7 +17,7 @@ enum StoreFormat {
     static let minimumSize = headerSize + nonceSize + tagSize
 
     /// Seals `plaintext` under `key` with a fresh nonce.
-    static func seal(_ plaintext: Data, key: StoreKey) throws -> Data {
+    package static func seal(_ plaintext: Data, key: StoreKey) throws -> Data {
         let header = header(keyID: key.idBytes)
         let box = try ChaChaPoly.seal(plaintext, using: key.key, nonce: ChaChaPoly.Nonce(), authenticating: header)
         return header + box.combined

@@ -42,7 +42,7 @@ public struct StoreKey: Sendable {
     }
 
     /// Reads a key file's contents: 32 raw bytes, or 64 hex digits with optional whitespace.
-    static func parse(_ data: Data, source: String) throws(StoreError) -> StoreKey {
+    package static func parse(_ data: Data, source: String) throws(StoreError) -> StoreKey {
         if data.count == 32 { return try StoreKey(bytes: data, source: source) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.count == 64, let bytes = Self.hexBytes(text) else {

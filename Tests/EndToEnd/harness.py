@@ -122,9 +122,10 @@ OFFLINE_PROVIDER = (
 
 class Daemon:
     """One sesamed process with its own socket, state directory and config file. Unless the
-    config names a providers directory, it gets one with the offline providers."""
+    config names a providers directory, it gets one with the offline providers. `preexec_fn`
+    runs in the child before sesamed starts (e.g. to lower its open-file limit)."""
 
-    def __init__(self, tmp: Path, config: str = "", extra_args=(), env=None, notify=True):
+    def __init__(self, tmp: Path, config: str = "", extra_args=(), env=None, notify=True, preexec_fn=None):
         self.tmp = tmp
         self.socket_path = tmp / "run" / "io.sesame"
         self.state_dir = tmp / "state"
@@ -155,6 +156,7 @@ class Daemon:
             stdout=self.log_file,
             stderr=subprocess.STDOUT,
             env=environment,
+            preexec_fn=preexec_fn,
         )
 
     def wait_ready(self) -> dict[str, str]:
@@ -241,14 +243,14 @@ def running(instance: Daemon):
 
 
 @contextlib.contextmanager
-def daemon_reachable_by_other_users(config: str = ""):
+def daemon_reachable_by_other_users(config: str = "", **daemon_args):
     """A running daemon (as `running` hands it out) whose socket other users can reach: it lives
     in a 0755 directory of its own, since pytest's temporary directories are 0700. The `daemon`
-    fixture's socket is private to the user running the tests."""
+    fixture's socket is private to the user running the tests. `daemon_args` go to Daemon."""
     directory = Path(tempfile.mkdtemp(prefix="sesame-shared-"))
     directory.chmod(0o755)
     try:
-        with running(Daemon(directory, config=config)) as instance:
+        with running(Daemon(directory, config=config, **daemon_args)) as instance:
             yield instance
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -17,6 +17,29 @@ import Testing
         #expect(try await fixture.accounts(.list, as: 1001).reply(as: ListReply.self).accounts.isEmpty)
     }
 
+    /// Issue 12: one user's change, sealed and written to disk, must not hold up another's token.
+    /// The held save blocks one thread of the cooperative pool, as a real write does; the
+    /// readers need another (the pool has one per core).
+    @Test func aTokenAndTheListAreAnsweredWhileAnotherUsersSaveIsInFlight() async throws {
+        let fixture = HandlerFixture()
+        let account = try await fixture.imported()
+        let hold = fixture.store.holdNextSave()
+        let stranger = Task { try await fixture.imported(subject: "mallory", as: 1001) }
+        await hold.untilHeld()
+        let token = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        let listed = try await fixture.accounts(.list).reply(as: ListReply.self).accounts
+        let get = try await fixture.accounts(.get, AccountParameters(account: account.id))
+        #expect(hold.isHolding, "answered while the save was still in flight")
+        hold.release()
+        #expect(try token.reply(as: GetTokenReply.self).accessToken == "AT-alice")
+        #expect(listed.map(\.id) == [account.id])
+        #expect(get.errorName == nil)
+        let mallory = try await stranger.value
+        #expect(
+            try await fixture.accounts(.list, as: 1001).reply(as: ListReply.self).accounts.map(\.id) == [mallory.id]
+        )
+    }
+
     @Test func getAnswersTheOwnerAndIsNoSuchAccountForAStranger() async throws {
         let fixture = HandlerFixture()
         let account = try await fixture.imported()

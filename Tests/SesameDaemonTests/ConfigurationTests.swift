@@ -155,6 +155,21 @@ import Testing
         }
     }
 
+    /// Fuzzing finding (scripts/fuzz config): toml++ asserted, aborting the daemon, on a control
+    /// character in a table header; TOML forbids them everywhere, so they are refused first.
+    @Test(arguments: ["[\u{1}", "[\u{1}\u{0}limits]\n", "[daemon]\nlog_level = \"info\u{7f}\"\n"])
+    func refusesControlCharactersAsASyntaxError(_ text: String) {
+        #expect {
+            try ConfigurationFile.parse(text, path: "t.toml", onto: base)
+        } throws: { error in
+            guard case .syntax(_, _, _, let message) = error as? ConfigurationError else { return false }
+            return message.hasPrefix("control character U+00")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ProviderFiles.parse(text, path: "p.toml", defaultName: "p", credentialsDirectory: nil)
+        }
+    }
+
     @Test func aMissingFileIsFineUnlessItWasNamed() throws {
         let missing = "/nonexistent/sesamed.toml"
         #expect(try ConfigurationFile.load(path: missing, onto: base, required: false) == base)

@@ -93,6 +93,14 @@ final class SwitchableStore: SessionPersistence {
     struct Refused: Error {}
 
     private let saved = Mutex((snapshot: SessionSnapshot(), failing: false))
+    private let nextHold = Mutex<SaveHold?>(nil)
+
+    /// Makes the next save wait, as on a slow disk, until the hold is released.
+    func holdNextSave() -> SaveHold {
+        let hold = SaveHold()
+        nextHold.withLock { $0 = hold }
+        return hold
+    }
 
     /// Whether saves fail from now on.
     var failing: Bool {
@@ -104,9 +112,41 @@ final class SwitchableStore: SessionPersistence {
     var snapshot: SessionSnapshot { saved.withLock { $0.snapshot } }
 
     func save(_ snapshot: SessionSnapshot) throws {
+        nextHold.withLock { hold in
+            defer { hold = nil }
+            return hold
+        }?.hold()
         try saved.withLock { state in
             guard !state.failing else { throw Refused() }
             state.snapshot = snapshot
         }
+    }
+}
+
+/// A save held in flight: it blocks the saving thread (as `write` and `fsync` do) until released.
+final class SaveHold: Sendable {
+    private let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+    private let released = DispatchSemaphore(value: 0)
+    private let state = Mutex((holding: false, done: false))
+
+    /// Whether the save is still held.
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    /// Returns once the save has begun and is held.
+    func untilHeld() async {
+        for await _ in started { return }
+    }
+
+    /// Lets the save finish.
+    func release() {
+        released.signal()
+    }
+
+    fileprivate func hold() {
+        state.withLock { $0.holding = true }
+        startedContinuation.yield()
+        // Bounded only so that a test that never releases fails instead of hanging the run.
+        _ = released.wait(timeout: .now() + 60)
+        state.withLock { $0.holding = false }
     }
 }

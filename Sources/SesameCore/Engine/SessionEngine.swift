@@ -16,7 +16,11 @@ public actor SessionEngine<Payload: Sendable> {
     /// Sees every event right after it is published, for logs and status lines.
     let observer: (@Sendable (AuthEvent) -> Void)?
 
-    var accounts: [String: StoredAccount]
+    var accounts: [String: StoredAccount] {
+        didSet { view.publish(accounts) }
+    }
+    /// The accounts for readers that must not wait while the engine saves (see `SessionReadView`).
+    public nonisolated let view: SessionReadView
     var lastSequence: UInt64
     /// How refreshing stands per account; an account without an entry has nothing under way
     /// and nothing to remember (see `updateRefreshState`).
@@ -63,6 +67,7 @@ public actor SessionEngine<Payload: Sendable> {
             accounts[stored.account.id] = stored
         }
         self.accounts = accounts
+        self.view = SessionReadView(accounts)
         self.lastSequence = snapshot.lastSequence
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.changes = continuation

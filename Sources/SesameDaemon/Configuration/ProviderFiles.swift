@@ -4,7 +4,7 @@ import TOMLKit
 
 /// Reads `providers.d/*.toml`: one OAuth / OpenID Connect provider per file. Every key is checked
 /// like the main config file; a bad file stops start-up with a message naming file and key.
-enum ProviderFiles {
+package enum ProviderFiles {
     /// Every provider in `directory`, ordered by file name; an absent directory means none.
     static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError)
         -> [ProviderConfiguration]
@@ -34,7 +34,7 @@ enum ProviderFiles {
         return providers
     }
 
-    static func parse(_ text: String, path: String, defaultName: String, credentialsDirectory: String?)
+    package static func parse(_ text: String, path: String, defaultName: String, credentialsDirectory: String?)
         throws(ConfigurationError) -> ProviderConfiguration
     {
         let file = ProviderFile(table: try ConfigurationFile.table(text, path: path), path: path)

@@ -43,16 +43,23 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func list(_ caller: Caller) async throws -> VarlinkReply {
-        try VarlinkReply(ListReply(accounts: await engine.list().filter(caller.mayObserve)))
+        try VarlinkReply(ListReply(accounts: engine.view.list().filter(caller.mayObserve)))
     }
 
     private func get(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
-        try VarlinkReply(AccountReply(account: try await engine.account(request.account, for: caller)))
+        try VarlinkReply(AccountReply(account: try engine.account(request.account, for: caller)))
     }
 
     private func getToken(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
-        let account = try await engine.account(request.account, for: caller, requiring: .use)
-        let tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
+        let account = try engine.account(request.account, for: caller, requiring: .use)
+        // A token that needs no refresh is read without waiting for the engine, which may be
+        // busy saving someone else's change; only a refresh (or an error) goes through it.
+        let tokens: TokenSet
+        if let current = engine.tokensWithoutWaiting(for: account.id) {
+            tokens = current
+        } else {
+            tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
+        }
         return try VarlinkReply(
             GetTokenReply(
                 accessToken: tokens.accessToken,
@@ -65,7 +72,7 @@ struct AccountsInterface: VarlinkInterface {
     private func logout(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
-        let account = try await engine.account(request.account, for: caller, requiring: .logout)
+        let account = try engine.account(request.account, for: caller, requiring: .logout)
         let patience = (try? providers.adapter(account.provider).configuration).map {
             $0.tokenRequestTimeout + $0.requestTimeout
         }
@@ -89,7 +96,7 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func refresh(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
-        let account = try await engine.account(request.account, for: caller, requiring: .manage)
+        let account = try engine.account(request.account, for: caller, requiring: .manage)
         // Refused before the engine is asked: a refresh that cannot happen changes nothing.
         let patience = try providers.adapter(account.provider).configuration.requestTimeout
         _ = try await engine.refresh(account.id, waitingAtMost: patience)
@@ -97,7 +104,7 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func reportRejected(_ request: ReportRejectedParameters, _ caller: Caller) async throws -> VarlinkReply {
-        let account = try await engine.account(request.account, for: caller, requiring: .use)
+        let account = try engine.account(request.account, for: caller, requiring: .use)
         let refreshed = try await engine.refresh(
             account.id,
             ifCurrentAccessToken: request.accessToken,
@@ -109,7 +116,7 @@ struct AccountsInterface: VarlinkInterface {
     private func remove(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
-        _ = try await engine.account(request.account, for: caller, requiring: .manage)
+        _ = try engine.account(request.account, for: caller, requiring: .manage)
         try await engine.remove(request.account)
         context.logger.info("account removed", metadata: ["account": "\(request.account)"])
         return .empty

@@ -29,9 +29,11 @@ struct Caller: Sendable {
 extension DaemonEngine {
     /// The account if the caller holds `required` on it. An account the caller may not observe
     /// is `NoSuchAccount`, exactly like one that does not exist; one it may observe but not act
-    /// on this way is `PermissionDenied`.
-    func account(_ id: String, for caller: Caller, requiring required: AccountRights = .observe) throws -> Account {
-        let account = try account(id)
+    /// on this way is `PermissionDenied`. Read from the engine's view: it never waits for a save.
+    nonisolated func account(_ id: String, for caller: Caller, requiring required: AccountRights = .observe) throws
+        -> Account
+    {
+        let account = try view.account(id)
         let rights = caller.rights(on: account)
         guard rights.contains(.observe) else { throw SessionError.noSuchAccount(id) }
         guard rights.contains(required) else { throw VarlinkError.permissionDenied }

@@ -110,9 +110,15 @@ extension VarlinkCall {
 
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
     public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
-        do throws(JSONShape.Problem) {
-            try JSONShape.check(frame.readableBytesView, depthLimit: Self.maximumNesting)
-        } catch {
+        let shape = frame.withUnsafeReadableBytes { bytes -> JSONShape.Problem? in
+            do throws(JSONShape.Problem) {
+                try JSONShape.check(bytes, depthLimit: Self.maximumNesting)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let error = shape {
             switch error {
             case .tooDeep(let limit):
                 throw .invalidMessage("nested deeper than \(limit) levels")
@@ -123,7 +129,7 @@ extension VarlinkCall {
                 throw .invalidMessage("a key is not an ASCII name")
             }
         }
-        let bytes = Data(frame.readableBytesView)
+        let bytes = frame.withUnsafeReadableBytes { Data($0) }
         let envelope: Received
         do {
             envelope = try JSONCoding.decode(Received.self, from: bytes)

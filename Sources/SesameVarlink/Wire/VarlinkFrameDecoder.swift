@@ -1,5 +1,11 @@
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Why a byte stream could not be split into Varlink messages.
 public enum VarlinkFramingError: Error, Sendable, Equatable {
     /// More than `limit` bytes arrived without a terminating NUL.
@@ -26,16 +32,22 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     }
 
     public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
-        let view = buffer.readableBytesView
-        let searchStart = view.startIndex + scanned
-        guard let nul = view[searchStart...].firstIndex(of: 0) else {
-            scanned = view.count
-            if view.count > maximumMessageSize {
+        // memchr over the raw bytes: a generic walk of the buffer's view cost ~0.1 s per MiB
+        // in a debug build, on the thread every connection shares.
+        let scannedBefore = scanned
+        let nul = buffer.withUnsafeReadableBytes { bytes -> Int? in
+            guard scannedBefore < bytes.count, let base = bytes.baseAddress,
+                let found = memchr(base + scannedBefore, 0, bytes.count - scannedBefore)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        guard let length = nul else {
+            scanned = buffer.readableBytes
+            if buffer.readableBytes > maximumMessageSize {
                 throw VarlinkFramingError.messageTooLarge(limit: maximumMessageSize)
             }
             return nil
         }
-        let length = nul - view.startIndex
         scanned = 0
         if length > maximumMessageSize {
             throw VarlinkFramingError.messageTooLarge(limit: maximumMessageSize)

@@ -1,0 +1,168 @@
+import Crypto
+import Foundation
+import SesameCore
+import SesameFuzzing
+import SesameProtocol
+import SesameProviders
+
+/// What the requests carry and no error may ever repeat, whatever the provider answers back.
+private enum Secret {
+    static let clientSecret = "fuzz-client-secret"
+    static let accessToken = "fuzz-access-token"
+    static let refreshToken = "fuzz-refresh-token"
+    static let code = "fuzz-code"
+
+    /// The secrets operation `operation` (see `run`) hands the provider: only those can leak.
+    static func carried(by operation: Int) -> [String] {
+        switch operation {
+        case 0: [clientSecret]
+        case 1, 5: [clientSecret, code]
+        case 4: [clientSecret, accessToken]
+        default: [clientSecret, accessToken, refreshToken]
+        }
+    }
+}
+
+/// One adapter of each kind, pointed at endpoints the fuzz transport answers for.
+private func adapter(_ choice: Int, transport: FuzzTransport, clock: InstantClock) -> any ProviderAdapter {
+    let issuer = "https://issuer.example"
+    let endpoints = OAuthEndpoints(
+        tokenEndpoint: issuer + "/token",
+        deviceAuthorizationEndpoint: issuer + "/device",
+        authorizationEndpoint: issuer + "/authorize",
+        revocationEndpoint: issuer + "/revoke",
+        jwksURI: issuer + "/jwks",
+        userinfoEndpoint: issuer + "/userinfo",
+        issuer: issuer
+    )
+    func configuration(_ kind: ProviderKind, discovery: Bool, endpoints: OAuthEndpoints) -> ProviderConfiguration {
+        ProviderConfiguration(
+            name: "fuzz",
+            kind: kind,
+            issuer: issuer,
+            discovery: discovery,
+            endpoints: endpoints,
+            clientID: "fuzz-client",
+            clientSecret: Secret.clientSecret
+        )
+    }
+    switch choice {
+    case 0:
+        return GenericOIDCProvider(
+            configuration: configuration(.oidc, discovery: true, endpoints: OAuthEndpoints()),
+            transport: transport,
+            clock: clock
+        )
+    case 1:
+        return GenericOIDCProvider(
+            configuration: configuration(.oidc, discovery: false, endpoints: endpoints),
+            transport: transport,
+            clock: clock
+        )
+    case 2:
+        return GoogleProvider(
+            configuration: configuration(.google, discovery: false, endpoints: endpoints),
+            transport: transport,
+            clock: clock
+        )
+    case 3:
+        let settings = KakaoProvider.Settings()
+        return KakaoProvider(
+            configuration: configuration(.kakao(settings), discovery: false, endpoints: endpoints),
+            settings: settings,
+            transport: transport,
+            clock: clock
+        )
+    case 4:
+        let settings = NaverProvider.Settings()
+        return NaverProvider(
+            configuration: configuration(.naver(settings), discovery: false, endpoints: NaverProvider.endpoints),
+            settings: settings,
+            transport: transport,
+            clock: clock
+        )
+    default:
+        let settings = AppleProvider.Settings(teamID: "TEAM", keyID: "KEY", privateKey: appleKey)
+        return AppleProvider(
+            configuration: configuration(.apple(settings), discovery: false, endpoints: endpoints),
+            settings: settings,
+            transport: transport,
+            clock: clock
+        )
+    }
+}
+
+/// The key Apple's client secret is signed with, made once per process.
+private let appleKey = P256.Signing.PrivateKey().pemRepresentation
+
+/// Runs one provider operation against answers taken from the input, and checks that no error
+/// it ends with repeats a secret the requests carried.
+func fuzzOAuth(_ buffer: UnsafeRawBufferPointer) {
+    var input = FuzzInput(buffer)
+    let providerChoice = input.choice(6)
+    let operation = input.choice(6)
+    let transport = FuzzTransport(&input)
+    let clock = InstantClock()
+    let provider = adapter(providerChoice, transport: transport, clock: clock)
+    runBlocking {
+        do {
+            try await run(operation, on: provider, clock: clock)
+        } catch {
+            let shown = "\(error) \(String(reflecting: error))"
+            for secret in Secret.carried(by: operation) where shown.contains(secret) {
+                // The secrets are the fuzzer's own made-up values, so showing where one leaked is safe.
+                preconditionFailure("an error repeats the secret \(secret): \(shown)")
+            }
+        }
+    }
+}
+
+/// One operation, as the daemon would call it.
+private func run(_ operation: Int, on provider: any ProviderAdapter, clock: InstantClock) async throws {
+    let tokens = TokenSet(
+        accessToken: Secret.accessToken,
+        refreshToken: Secret.refreshToken,
+        idToken: nil,
+        accessTokenExpiresAt: clock.now.addingTimeInterval(3600)
+    )
+    switch operation {
+    case 0:
+        let authorization = try await provider.startDeviceLogin(scopes: nil)
+        _ = try await provider.finishDeviceLogin(authorization)
+    case 1:
+        let request = try await provider.startAuthorizationCodeLogin(
+            redirectURI: "http://127.0.0.1:4000/callback",
+            scopes: ["openid"]
+        )
+        _ = try await provider.finishAuthorizationCodeLogin(request, code: Secret.code)
+    case 2:
+        let account = Account(
+            id: "a1",
+            provider: "fuzz",
+            ownerUID: 0,
+            subject: "alice",
+            state: .active,
+            createdAt: clock.now
+        )
+        _ = try await provider.refresh(account, tokens: tokens)
+    case 3:
+        try await provider.revoke(tokens)
+    case 4:
+        try await provider.verifyHandedOver(tokens, subject: "alice")
+    default:
+        _ = try await provider.redeemCode(
+            HandedOverCode(code: Secret.code, redirectURI: "http://127.0.0.1:4000/callback", codeVerifier: "verifier")
+        )
+    }
+}
+
+/// Runs the target under libFuzzer (scripts/fuzz) or over corpus files.
+@main
+enum FuzzOAuthMain {
+    static func main() {
+        FuzzMain.run { data, size in
+            fuzzOAuth(UnsafeRawBufferPointer(start: data, count: size))
+            return 0
+        }
+    }
+}
