@@ -30,6 +30,7 @@ extension Daemon {
                 generatedKeyFile: configuration.allowGeneratedKey ? configuration.stateDirectory + "/dev.key" : nil
             ),
             onDamage: configuration.onDamagedStore,
+            sequenceFile: configuration.storeSequenceFile,
             logger: logger
         )
     }

@@ -21,12 +21,24 @@ public final class EncryptedStore: SessionPersistence {
     public let path: String
     private let keys: Mutex<KeySources.Loaded>
     private let lastSaved: Mutex<SessionSnapshot>
+    private let mark: SequenceMark
+    /// The sequence number the mark file holds.
+    private let marked: Mutex<UInt64>
     private let logger: Logger
 
-    private init(path: String, keys: KeySources.Loaded, snapshot: SessionSnapshot, logger: Logger) {
+    private init(
+        path: String,
+        keys: KeySources.Loaded,
+        snapshot: SessionSnapshot,
+        mark: SequenceMark,
+        marked: UInt64,
+        logger: Logger
+    ) {
         self.path = path
         self.keys = Mutex(keys)
         self.lastSaved = Mutex(snapshot)
+        self.mark = mark
+        self.marked = Mutex(marked)
         self.logger = logger
     }
 
@@ -36,13 +48,18 @@ public final class EncryptedStore: SessionPersistence {
     /// Opens (or creates) the store in `directory` and returns it with the state it holds. A
     /// damaged file is refused or moved aside by `policy`; a wrong key or a newer format is
     /// always refused. The file is never overwritten or deleted because it could not be read.
+    /// A store older than `sequenceFile`'s mark (by default beside the store) is refused as
+    /// rolled back; a new store continues the mark's sequence numbers.
     public static func open(
         directory: String,
         keySources: KeySources,
         onDamage policy: DamagePolicy,
+        sequenceFile: String? = nil,
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
         let path = directory + "/" + fileName
+        let mark = SequenceMark(path: sequenceFile ?? path + ".sequence")
+        let recorded = try mark.read()
         let keys = try keySources.load(storeExists: FileManager.default.fileExists(atPath: path))
         if keys.isGenerated {
             logger.warning(
@@ -55,7 +72,7 @@ public final class EncryptedStore: SessionPersistence {
                 "creating a new token store",
                 metadata: ["path": "\(path)", "key_id": "\(keys.primary.id)", "key_source": "\(keys.primary.source)"]
             )
-            return try empty(path: path, keys: keys, logger: logger)
+            return try empty(path: path, keys: keys, mark: mark, continuing: recorded, logger: logger)
         }
         let snapshot: SessionSnapshot
         let usedKey: StoreKey
@@ -68,9 +85,20 @@ public final class EncryptedStore: SessionPersistence {
                 "the token store is damaged; moved it aside and starting with no accounts",
                 metadata: ["error": "\(error)", "moved_to": "\(aside)"]
             )
-            return try empty(path: path, keys: keys, logger: logger)
+            return try empty(path: path, keys: keys, mark: mark, continuing: recorded, logger: logger)
         }
-        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, logger: logger)
+        if let recorded, snapshot.lastSequence < recorded {
+            throw .rolledBack(path: path, sequence: snapshot.lastSequence, markPath: mark.path, mark: recorded)
+        }
+        let store = EncryptedStore(
+            path: path,
+            keys: keys,
+            snapshot: snapshot,
+            mark: mark,
+            marked: recorded ?? 0,
+            logger: logger
+        )
+        store.advanceMark(to: snapshot.lastSequence)
         if usedKey.id != keys.primary.id { try store.finishKeyChange(to: usedKey, snapshot: snapshot) }
         logger.info(
             "opened the token store",
@@ -82,13 +110,26 @@ public final class EncryptedStore: SessionPersistence {
         return (store, snapshot)
     }
 
-    /// A store with no accounts, written at once so that the file exists and is sealed.
-    private static func empty(path: String, keys: KeySources.Loaded, logger: Logger) throws(StoreError)
-        -> (EncryptedStore, SessionSnapshot)
-    {
-        let store = EncryptedStore(path: path, keys: keys, snapshot: SessionSnapshot(), logger: logger)
-        try store.write(SessionSnapshot())
-        return (store, SessionSnapshot())
+    /// A store with no accounts, written at once so that the file exists and is sealed. Its
+    /// sequence numbers continue from the mark's, so events keep growing across a lost store.
+    private static func empty(
+        path: String,
+        keys: KeySources.Loaded,
+        mark: SequenceMark,
+        continuing recorded: UInt64?,
+        logger: Logger
+    ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
+        let snapshot = SessionSnapshot(lastSequence: recorded ?? 0)
+        let store = EncryptedStore(
+            path: path,
+            keys: keys,
+            snapshot: snapshot,
+            mark: mark,
+            marked: recorded ?? 0,
+            logger: logger
+        )
+        try store.write(snapshot)
+        return (store, snapshot)
     }
 
     /// The store was sealed with `usedKey`, not the primary key: the key a rekey was moving to,
@@ -147,6 +188,23 @@ public final class EncryptedStore: SessionPersistence {
         try keys.withLock { keys throws(StoreError) in
             try Self.writeSealed(snapshot, key: keys.primary, path: path)
             lastSaved.withLock { $0 = snapshot }
+        }
+        advanceMark(to: snapshot.lastSequence)
+    }
+
+    /// Records `sequence` in the mark when it is higher. The store is already written by then,
+    /// so a mark that cannot be written does not undo the change; it only leaves a rollback to
+    /// this point unnoticed, which is said.
+    private func advanceMark(to sequence: UInt64) {
+        guard marked.withLock({ $0 }) < sequence else { return }
+        do {
+            try mark.record(sequence)
+            marked.withLock { $0 = sequence }
+        } catch {
+            logger.error(
+                "could not record the store's sequence mark; a rollback to this point would go unnoticed",
+                metadata: ["error": "\(error)"]
+            )
         }
     }
 

@@ -19,6 +19,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case unusableKey(source: String, reason: String)
     /// A system call on the store's files failed.
     case io(operation: String, path: String, errno: Int32)
+    /// The store is older than the last one written: its sequence number is below the mark's.
+    case rolledBack(path: String, sequence: UInt64, markPath: String, mark: UInt64)
+    /// The sequence mark's file is not one.
+    case badSequenceMark(path: String)
 
     public var description: String {
         switch self {
@@ -40,6 +44,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "the store key from \(source) cannot be used: \(reason)"
         case .io(let operation, let path, let code):
             "\(operation) \(path): \(String(cString: strerror(code)))"
+        case .rolledBack(let path, let sequence, let markPath, let mark):
+            "\(path) is older than the last store written (event sequence \(sequence), but \(markPath) records "
+                + "\(mark)): it was restored or replaced; it was not changed. If that was intended, delete \(markPath)"
+        case .badSequenceMark(let path):
+            "\(path) is not a store sequence mark; it was not changed"
         }
     }
 

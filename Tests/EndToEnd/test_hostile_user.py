@@ -193,10 +193,6 @@ NEST_CONNECTIONS = 16
 NEST_SECONDS = 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 12 item 1 is open: each 1 MiB message still costs the debug build tens of ms on the shared "
-    "cooperative pool (two full JSON parses), so the owner's p99 is ~0.45 s, not under 50 ms; the watchdog "
-    "keeps pinging and the stranger gets the named errors"))
 def test_deep_and_wide_messages_from_16_connections_leave_the_owner_served():
     """Item 1: `nobody` keeps 16 connections busy for a few seconds, each pipelining two 1 MB
     calls whose parameter is `[[],[],...]` (wide) and one nested 500 deep (deep), then

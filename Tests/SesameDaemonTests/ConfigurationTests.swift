@@ -58,6 +58,7 @@ import Testing
             key_file = "/etc/sesame/store.key"
             allow_generated_key = false
             on_damage = "move-aside"
+            sequence_file = "/var/lib/sesame-marks/sessions.sequence"
             """
         let configuration = try ConfigurationFile.parse(text, path: "t.toml", onto: base)
         #expect(
@@ -74,6 +75,7 @@ import Testing
                     storeKeyFile: "/etc/sesame/store.key",
                     allowGeneratedKey: false,
                     onDamagedStore: .moveAside,
+                    storeSequenceFile: "/var/lib/sesame-marks/sessions.sequence",
                     shutdownTimeout: .seconds(2)
                 )
         )

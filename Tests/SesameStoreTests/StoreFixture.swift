@@ -28,12 +28,14 @@ struct StoreFixture {
 
     func open(
         _ sources: KeySources? = nil,
-        policy: EncryptedStore.DamagePolicy = .refuse
+        policy: EncryptedStore.DamagePolicy = .refuse,
+        sequenceFile: String? = nil
     ) throws -> (EncryptedStore, SessionSnapshot) {
         try EncryptedStore.open(
             directory: directory,
             keySources: sources ?? self.sources,
             onDamage: policy,
+            sequenceFile: sequenceFile,
             logger: Logger(label: "test")
         )
     }

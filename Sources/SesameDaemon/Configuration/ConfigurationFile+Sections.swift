@@ -163,6 +163,8 @@ extension ConfigurationFile {
         try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
             switch key {
             case "key_file": configuration.storeKeyFile = try reader.absolutePath(value, key: "store.key_file")
+            case "sequence_file":
+                configuration.storeSequenceFile = try reader.absolutePath(value, key: "store.sequence_file")
             case "allow_generated_key":
                 configuration.allowGeneratedKey = try reader.bool(value, key: "store.allow_generated_key")
             case "on_damage":

@@ -32,6 +32,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var allowGeneratedKey: Bool
     /// What to do with a damaged token store.
     public var onDamagedStore: EncryptedStore.DamagePolicy
+    /// Where the store's sequence mark is kept (nil: beside the store), which reveals a store
+    /// replaced by an older copy.
+    public var storeSequenceFile: String?
     /// Where `providers.d/*.toml` are read from.
     public var providersDirectory: String
     /// How long stopping may take: calls being answered get this long to finish, then whatever
@@ -57,6 +60,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         storeKeyFile: String? = nil,
         allowGeneratedKey: Bool = true,
         onDamagedStore: EncryptedStore.DamagePolicy = .refuse,
+        storeSequenceFile: String? = nil,
         providersDirectory: String = "/etc/sesame/providers.d",
         shutdownTimeout: Duration = .seconds(5)
     ) {
@@ -73,6 +77,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.storeKeyFile = storeKeyFile
         self.allowGeneratedKey = allowGeneratedKey
         self.onDamagedStore = onDamagedStore
+        self.storeSequenceFile = storeSequenceFile
         self.providersDirectory = providersDirectory
         self.shutdownTimeout = shutdownTimeout
     }

@@ -52,6 +52,7 @@ public final class VarlinkServer: Sendable {
     private let lingering = NIOLockedValueBox(0)
     /// The connections being served and what each is doing.
     private let connections = OpenConnections()
+    private let largeMessages = LargeMessageLane()
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
 
@@ -295,7 +296,7 @@ public final class VarlinkServer: Sendable {
             for try await frame in inbound {
                 let call: VarlinkCall
                 do {
-                    call = try VarlinkCall(frame: frame)
+                    call = try await largeMessages.call(from: frame)
                 } catch {
                     logger.notice("closing connection after an invalid message", metadata: ["error": "\(error)"])
                     try await outbound.write(error.varlinkError(in: protocolInterface).frame())

@@ -1,0 +1,28 @@
+import Dispatch
+import NIOCore
+
+/// Where large messages are parsed: one serial queue of their own, off the cooperative pool that
+/// answers every connection. Checking and decoding a message costs time in proportion to its
+/// size; a user sending many 1 MiB messages from many connections would otherwise fill both
+/// threads of the pool and hold up everyone's small calls behind their work. Here such messages
+/// wait for each other, one at a time, and a small call waits for none of them.
+struct LargeMessageLane: Sendable {
+    /// Messages up to this size are parsed where they arrive; Sesame's own calls are far smaller
+    /// except `ImportTokens` with maximal tokens, which is rare and may wait its turn.
+    static let threshold = 64 * 1024
+
+    private let queue = DispatchQueue(label: "io.sesame.varlink.large-messages")
+
+    /// Parses `frame` as a call, on the lane when it is large.
+    func call(from frame: ByteBuffer) async throws(VarlinkProtocolError) -> VarlinkCall {
+        guard frame.readableBytes > Self.threshold else { return try VarlinkCall(frame: frame) }
+        let parsed: Result<VarlinkCall, VarlinkProtocolError> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(
+                    returning: Result { () throws(VarlinkProtocolError) in try VarlinkCall(frame: frame) }
+                )
+            }
+        }
+        return try parsed.get()
+    }
+}
