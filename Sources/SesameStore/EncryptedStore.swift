@@ -31,14 +31,13 @@ public final class EncryptedStore: SessionPersistence {
         keys: KeySources.Loaded,
         snapshot: SessionSnapshot,
         mark: SequenceMark,
-        marked: UInt64,
         logger: Logger
     ) {
         self.path = path
         self.keys = Mutex(keys)
         self.lastSaved = Mutex(snapshot)
         self.mark = mark
-        self.marked = Mutex(marked)
+        self.marked = Mutex(mark.recorded ?? 0)
         self.logger = logger
     }
 
@@ -58,8 +57,7 @@ public final class EncryptedStore: SessionPersistence {
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
         let path = directory + "/" + fileName
-        let mark = SequenceMark(path: sequenceFile ?? path + ".sequence")
-        let recorded = try mark.read()
+        let mark = try SequenceMark(path: sequenceFile ?? path + ".sequence")
         let keys = try keySources.load(storeExists: FileManager.default.fileExists(atPath: path))
         if keys.isGenerated {
             logger.warning(
@@ -72,7 +70,7 @@ public final class EncryptedStore: SessionPersistence {
                 "creating a new token store",
                 metadata: ["path": "\(path)", "key_id": "\(keys.primary.id)", "key_source": "\(keys.primary.source)"]
             )
-            return try empty(path: path, keys: keys, mark: mark, continuing: recorded, logger: logger)
+            return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
         let snapshot: SessionSnapshot
         let usedKey: StoreKey
@@ -85,19 +83,12 @@ public final class EncryptedStore: SessionPersistence {
                 "the token store is damaged; moved it aside and starting with no accounts",
                 metadata: ["error": "\(error)", "moved_to": "\(aside)"]
             )
-            return try empty(path: path, keys: keys, mark: mark, continuing: recorded, logger: logger)
+            return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
-        if let recorded, snapshot.lastSequence < recorded {
+        if let recorded = mark.recorded, snapshot.lastSequence < recorded {
             throw .rolledBack(path: path, sequence: snapshot.lastSequence, markPath: mark.path, mark: recorded)
         }
-        let store = EncryptedStore(
-            path: path,
-            keys: keys,
-            snapshot: snapshot,
-            mark: mark,
-            marked: recorded ?? 0,
-            logger: logger
-        )
+        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, mark: mark, logger: logger)
         store.advanceMark(to: snapshot.lastSequence)
         if usedKey.id != keys.primary.id { try store.finishKeyChange(to: usedKey, snapshot: snapshot) }
         logger.info(
@@ -116,18 +107,10 @@ public final class EncryptedStore: SessionPersistence {
         path: String,
         keys: KeySources.Loaded,
         mark: SequenceMark,
-        continuing recorded: UInt64?,
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
-        let snapshot = SessionSnapshot(lastSequence: recorded ?? 0)
-        let store = EncryptedStore(
-            path: path,
-            keys: keys,
-            snapshot: snapshot,
-            mark: mark,
-            marked: recorded ?? 0,
-            logger: logger
-        )
+        let snapshot = SessionSnapshot(lastSequence: mark.recorded ?? 0)
+        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, mark: mark, logger: logger)
         try store.write(snapshot)
         return (store, snapshot)
     }

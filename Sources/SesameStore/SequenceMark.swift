@@ -8,11 +8,18 @@ import Foundation
 struct SequenceMark {
     /// The mark's file.
     let path: String
+    /// The sequence number the file held when it was read, nil when there was none yet.
+    let recorded: UInt64?
 
     private static let prefix = "sesame-store-sequence "
 
-    /// The recorded sequence number, or nil when no mark has been written yet.
-    func read() throws(StoreError) -> UInt64? {
+    /// Reads the mark at `path`.
+    init(path: String) throws(StoreError) {
+        self.path = path
+        self.recorded = try Self.read(path)
+    }
+
+    private static func read(_ path: String) throws(StoreError) -> UInt64? {
         guard let data = try AtomicFile.read(path) else { return nil }
         let text = String(decoding: data.prefix(128), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix(Self.prefix), let sequence = UInt64(text.dropFirst(Self.prefix.count)) else {

@@ -10,10 +10,7 @@ import Testing
     @Test func anOlderCopyOfTheStoreIsRefusedAndLeftAsItIs() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }
-        try fixture.open().0.save(StoreFixture.snapshot(sequence: 5))
-        let backup = fixture.bytes
-        try fixture.open().0.save(StoreFixture.snapshot(sequence: 9))
-        fixture.replace(with: backup)
+        let backup = try Self.restoreAnOlderStore(fixture, from: 5, over: 9)
         #expect(
             throws: StoreError.rolledBack(
                 path: fixture.storePath,
@@ -25,13 +22,21 @@ import Testing
         #expect(fixture.bytes == backup, "the refused store is not changed")
     }
 
+    /// Writes the store at sequence `older`, then at `newer`, and puts the older file back.
+    private static func restoreAnOlderStore(_ fixture: StoreFixture, from older: UInt64, over newer: UInt64) throws
+        -> Data
+    {
+        try fixture.open().0.save(StoreFixture.snapshot(sequence: older))
+        let backup = fixture.bytes
+        try fixture.open().0.save(StoreFixture.snapshot(sequence: newer))
+        fixture.replace(with: backup)
+        return backup
+    }
+
     @Test func deletingTheMarkAcceptsTheOlderStoreOnPurpose() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }
-        try fixture.open().0.save(StoreFixture.snapshot(sequence: 5))
-        let backup = fixture.bytes
-        try fixture.open().0.save(StoreFixture.snapshot(sequence: 9))
-        fixture.replace(with: backup)
+        _ = try Self.restoreAnOlderStore(fixture, from: 5, over: 9)
         try FileManager.default.removeItem(atPath: fixture.storePath + ".sequence")
         #expect(try fixture.open().1.lastSequence == 5)
     }
