@@ -4,44 +4,33 @@ token. Each test asserts what the issue's "Done when" asks: the owner's GetToken
 50 ms at p99, the watchdog keeps pinging (WATCHDOG=1 on the test's NOTIFY_SOCKET, no gap as
 long as WatchdogSec), the daemon's memory stays bounded, and the stranger gets named errors.
 
-The attackers run as other uids (setpriv): this file, run as a script, is the hostile peer
-(`nest`, `calls`; see the bottom), and peer.py floods connections as test_trust.py does. They
+The attackers run as other uids (setpriv): hostile_peer.py sends the messages and calls
+(`nest`, `calls`), and peer.py floods connections as test_trust.py does. They
 are paced so that they keep sesamed busy without spending much CPU themselves: the suite must
 pass on two busy cores."""
 
 import grp
 import json
-import math
 import os
 import resource
 import signal
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from harness import (OFFLINE_PROVIDER, SESAMECTL, SESAMED, RawConnection, call, daemon_reachable_by_other_users,
-                     import_tokens, wait_until)
+from harness import (OFFLINE_PROVIDER, SESAMECTL, SESAMED, RawConnection, call, import_tokens, wait_until)
 from standin import Answer, StandIn
+from vitals import OWNER_ACCESS, Vitals, watched_daemon
 
 PEER = Path(__file__).resolve().parent / "peer.py"
+HOSTILE_PEER = Path(__file__).resolve().parent / "hostile_peer.py"
 NOBODY = 65534
 # Further uids without passwd entries, as a user's subordinate uid range shows up.
 UIDS_WITHOUT_ENTRIES = (61301, 61302, 61303)
 IDLE_UID = 61304  # holds nothing; its refusal shows the total limit
 
-OWNER_ACCESS = "AT-hostile-owner-4a1f"
-P99_LIMIT = 0.050  # seconds: the owner's GetToken at p99 while an attack runs
-WATCHDOG_USEC = 2_000_000  # WatchdogSec=2 s: sesamed pings every 1 s; no gap may reach 2 s
-# The daemon's resident memory while it is attacked. It idles at ~45 MB; what an attacker may
-# make it hold is bounded by the limits (1 MiB per message and connection, 32 accounts of at
-# most ~170 kB per uid), so 256 MiB leaves room for the allocator and nothing for a leak that
-# grows with the attack (the issue saw 600 MB).
-RSS_LIMIT = 256 << 20
 
 INVALID_MESSAGE = "io.sesame.Varlink.InvalidMessage"
 INVALID_PARAMETER = "org.varlink.service.InvalidParameter"
@@ -57,9 +46,9 @@ def as_user(uid: int, *command) -> list[str]:
 
 
 def hostile(uid: int, *args) -> subprocess.Popen:
-    """This file as a script (the hostile peer, below) run as `uid`."""
+    """hostile_peer.py, run as `uid`."""
     env = {**os.environ, "SESAME_BIN_DIR": str(SESAMED.parent)}
-    return subprocess.Popen(as_user(uid, sys.executable, Path(__file__).resolve(), *args), env=env, text=True,
+    return subprocess.Popen(as_user(uid, sys.executable, HOSTILE_PEER, *args), env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
@@ -69,118 +58,6 @@ def peer_call(daemon, uid: int, method: str, parameters: dict) -> dict:
                                     json.dumps(parameters)), capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
-
-
-class Vitals:
-    """What the owner sees while an attack runs, measured from outside: root's GetToken on one
-    persistent connection, call after call (paced at one per 5 ms), the WATCHDOG=1 pings on the
-    daemon's NOTIFY_SOCKET, and its resident memory and CPU time from /proc. Use as a context
-    around the attack; afterwards `assert_owner_unharmed` checks the issue's bounds."""
-
-    def __init__(self, daemon, account: str, phase: str):
-        self.daemon, self.account, self.phase = daemon, account, phase
-        self.pid = daemon.process.pid
-        self.latencies: list[float] = []
-        self.failures: list[dict] = []
-        self.pings: list[float] = []
-        self.rss: list[int] = []
-        self.stopping = threading.Event()
-        self.owner = RawConnection(daemon.socket_path, timeout=60)
-
-    def __enter__(self):
-        self.started = time.monotonic()
-        self.cpu_started = self.cpu_seconds()
-        self.threads = [threading.Thread(target=self._ask_for_tokens, daemon=True),
-                        threading.Thread(target=self._watch_daemon, daemon=True)]
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stopping.set()
-        for thread in self.threads:
-            thread.join(60)
-        self.ended = time.monotonic()
-        self.cpu = self.cpu_seconds() - self.cpu_started
-        self.owner.close()
-        print(f"\n{self.phase}: {self.summary()}")
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def _ask_for_tokens(self):
-        while not self.stopping.is_set():
-            started = time.perf_counter()
-            try:
-                reply = self.owner.call("io.sesame.Accounts.GetToken", {"account": self.account})
-            except (OSError, EOFError) as error:
-                self.failures.append({"error": type(error).__name__})
-                return
-            self.latencies.append(time.perf_counter() - started)
-            if reply.get("parameters", {}).get("accessToken") != OWNER_ACCESS:
-                self.failures.append({"error": reply.get("error"), "parameters": reply.get("error") and
-                                      reply.get("parameters")})  # never a token
-            self.stopping.wait(0.005)  # pacing: the owner is a program, not a flood of its own
-
-    def _watch_daemon(self):
-        notify = self.daemon.notify.sock  # read here alone while the window lasts
-        notify.settimeout(0.1)
-        while not self.stopping.is_set():
-            try:
-                if b"WATCHDOG=1" in notify.recv(4096).split(b"\n"):
-                    self.pings.append(time.monotonic())
-            except TimeoutError:
-                pass
-            status = Path(f"/proc/{self.pid}/status").read_text()
-            self.rss.append(int(status.split("VmRSS:")[1].split()[0]) * 1024)
-
-    def wait_for_pings(self, count: int) -> float:
-        """Waits until `count` more watchdog pings have come (the window then spans that many
-        periods) and returns the daemon's CPU time meanwhile as a share of the time it took."""
-        target, started, cpu = len(self.pings) + count, time.monotonic(), self.cpu_seconds()
-        wait_until(lambda: len(self.pings) >= target, what=lambda: f"{count} watchdog pings: {self.pings}")
-        return (self.cpu_seconds() - cpu) / (time.monotonic() - started)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies, 0.99)
-
-    @property
-    def longest_silence(self) -> float:
-        """The longest time without a watchdog ping, the window's start and end included."""
-        moments = [self.started, *self.pings, self.ended]
-        return max(later - earlier for earlier, later in zip(moments, moments[1:]))
-
-    def summary(self) -> str:
-        if not self.latencies or not self.rss:
-            return f"no owner call answered, {len(self.pings)} watchdog pings"
-        return (f"{self.ended - self.started:.1f} s, owner GetToken x{len(self.latencies)}: "
-                f"p50 {percentile(self.latencies, 0.5) * 1000:.1f} ms, p99 {self.p99 * 1000:.1f} ms, "
-                f"max {max(self.latencies) * 1000:.1f} ms; watchdog pings {len(self.pings)}, longest gap "
-                f"{self.longest_silence:.2f} s; peak RSS {max(self.rss) >> 20} MiB; daemon CPU {self.cpu:.1f} s")
-
-    def assert_owner_unharmed(self):
-        """The issue's bounds, all checked, every one broken named at once."""
-        broken = [what for what, holds in (
-            (f"the owner's GetToken failed: {self.failures[:3]}", not self.failures),
-            ("fewer than 20 calls of the owner's were answered", len(self.latencies) >= 20),
-            (f"the owner's GetToken p99 reached {P99_LIMIT * 1000:.0f} ms", self.p99 < P99_LIMIT),
-            (f"the watchdog went silent for WatchdogSec ({WATCHDOG_USEC / 1e6:.0f} s)",
-             self.longest_silence < WATCHDOG_USEC / 1e6),
-            (f"resident memory reached {RSS_LIMIT >> 20} MiB", max(self.rss) < RSS_LIMIT),
-        ) if not holds]
-        assert not broken, f"{self.phase}: {'; '.join(broken)} ({self.summary()})"
-
-
-def watched_daemon(config: str = "", **daemon_args):
-    """A daemon other uids reach, with a watchdog of WatchdogSec=2 s."""
-    return daemon_reachable_by_other_users(config, env={"WATCHDOG_USEC": str(WATCHDOG_USEC)}, **daemon_args)
 
 
 def owner_account(daemon) -> str:
@@ -442,82 +319,3 @@ def test_a_live_subscription_loses_admin_rights_when_the_group_membership_goes(a
             assert reply == {"error": NO_SUCH_ACCOUNT, "parameters": {"account": second}}, (method, reply)
         listed = peer_call(daemon, NOBODY, "io.sesame.Accounts.List", {})["parameters"]["accounts"]
         assert [a["id"] for a in listed] == [own]
-
-
-# The hostile peer: this file run as a script, as another uid (see `hostile`).
-#
-#   nest SOCKET CONNECTIONS SECONDS   CONNECTIONS threads, each pipelining two wide calls and a deep
-#                                     one, reading the answers, reconnecting, until SECONDS are over
-#                                     (at most 10 rounds a second each); prints what was answered
-#   calls SOCKET                      calls from stdin (one JSON {method, parameters} a line) on one
-#                                     connection in turn; prints each error (or {}) as a line
-
-WIDE = (b'{"method":"io.sesame.Accounts.GetToken","parameters":{"account":['
-        + b",".join([b"[]"] * 333_000) + b"]}}\0")  # 1 MB, under max_message_size (1 MiB)
-DEEP = b'{"method":"io.sesame.Accounts.List","parameters":{"x":' + b"[" * 500 + b"]" * 500 + b"}}\0"
-
-
-def read_reply(sock: socket.socket, buffer: bytearray) -> dict | None:
-    """The next NUL-terminated reply, or None when the connection closed first."""
-    while (end := buffer.find(b"\0")) < 0:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        buffer += chunk
-    message = bytes(buffer[:end])
-    del buffer[:end + 1]
-    return json.loads(message)
-
-
-def nest(path: str, connections: int, seconds: float):
-    deadline = time.monotonic() + seconds
-    counts, lock = {"rounds": 0}, threading.Lock()
-
-    def count(outcome: str):
-        with lock:
-            counts[outcome] = counts.get(outcome, 0) + 1
-
-    def attack():
-        while time.monotonic() < deadline:
-            paced = time.monotonic() + 0.1
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(300)
-                sock.connect(path)
-                sock.sendall(WIDE + WIDE + DEEP)
-                buffer = bytearray()
-                for _ in range(2):
-                    wide = read_reply(sock, buffer)
-                    count(f"wide: {(wide or {}).get('error', wide)}")
-                deep = read_reply(sock, buffer)
-                closed = read_reply(sock, buffer) is None
-                reason = ((deep or {}).get("parameters") or {}).get("reason")
-                count(f"deep: {(deep or {}).get('error', deep)}: {reason}, {'then closed' if closed else 'left open'}")
-                count("rounds")
-            time.sleep(max(0.0, paced - time.monotonic()))
-
-    threads = [threading.Thread(target=attack) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    print(json.dumps(counts), flush=True)
-
-
-def calls_in_turn(path: str):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(300)
-        sock.connect(path)
-        buffer = bytearray()
-        for line in sys.stdin:
-            sock.sendall(line.strip().encode() + b"\0")
-            reply = read_reply(sock, buffer)
-            # Only what an error says: never a reply's parameters, which could carry tokens.
-            answer = {"error": reply["error"], "parameters": reply.get("parameters")} if "error" in reply else {}
-            print(json.dumps(answer), flush=True)
-
-
-if __name__ == "__main__":
-    if sys.argv[1] == "nest":
-        nest(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
-    elif sys.argv[1] == "calls":
-        calls_in_turn(sys.argv[2])

@@ -1,0 +1,84 @@
+"""The hostile peer of test_hostile_user.py, run as a script as another uid (see `hostile`).
+
+  nest SOCKET CONNECTIONS SECONDS   CONNECTIONS threads, each pipelining two wide calls and a deep
+                                    one, reading the answers, reconnecting, until SECONDS are over
+                                    (at most 10 rounds a second each); prints what was answered
+  calls SOCKET                      calls from stdin (one JSON {method, parameters} a line) on one
+                                    connection in turn; prints each error (or {}) as a line
+"""
+
+import json
+import socket
+import sys
+import threading
+import time
+
+WIDE = (b'{"method":"io.sesame.Accounts.GetToken","parameters":{"account":['
+        + b",".join([b"[]"] * 333_000) + b"]}}\0")  # 1 MB, under max_message_size (1 MiB)
+DEEP = b'{"method":"io.sesame.Accounts.List","parameters":{"x":' + b"[" * 500 + b"]" * 500 + b"}}\0"
+
+
+def read_reply(sock: socket.socket, buffer: bytearray) -> dict | None:
+    """The next NUL-terminated reply, or None when the connection closed first."""
+    while (end := buffer.find(b"\0")) < 0:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    message = bytes(buffer[:end])
+    del buffer[:end + 1]
+    return json.loads(message)
+
+
+def nest(path: str, connections: int, seconds: float):
+    deadline = time.monotonic() + seconds
+    counts, lock = {"rounds": 0}, threading.Lock()
+
+    def count(outcome: str):
+        with lock:
+            counts[outcome] = counts.get(outcome, 0) + 1
+
+    def attack():
+        while time.monotonic() < deadline:
+            paced = time.monotonic() + 0.1
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(300)
+                sock.connect(path)
+                sock.sendall(WIDE + WIDE + DEEP)
+                buffer = bytearray()
+                for _ in range(2):
+                    wide = read_reply(sock, buffer)
+                    count(f"wide: {(wide or {}).get('error', wide)}")
+                deep = read_reply(sock, buffer)
+                closed = read_reply(sock, buffer) is None
+                reason = ((deep or {}).get("parameters") or {}).get("reason")
+                count(f"deep: {(deep or {}).get('error', deep)}: {reason}, {'then closed' if closed else 'left open'}")
+                count("rounds")
+            time.sleep(max(0.0, paced - time.monotonic()))
+
+    threads = [threading.Thread(target=attack) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(json.dumps(counts), flush=True)
+
+
+def calls_in_turn(path: str):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(300)
+        sock.connect(path)
+        buffer = bytearray()
+        for line in sys.stdin:
+            sock.sendall(line.strip().encode() + b"\0")
+            reply = read_reply(sock, buffer)
+            # Only what an error says: never a reply's parameters, which could carry tokens.
+            answer = {"error": reply["error"], "parameters": reply.get("parameters")} if "error" in reply else {}
+            print(json.dumps(answer), flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "nest":
+        nest(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "calls":
+        calls_in_turn(sys.argv[2])
