@@ -55,8 +55,13 @@ struct Logout: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let result = try await options.withClient { try await $0.logout(account) }
-            printLine(Self.line(result))
+            do {
+                let result = try await options.withClient { try await $0.logout(account) }
+                printLine(Self.line(result))
+            } catch SesameError.refused(.invalidTransition(_, from: .loggedOut, to: .loggedOut)) {
+                // What the person wanted is already so: say it, and succeed.
+                printLine("\(account) is already logged out")
+            }
         }
     }
 
@@ -66,6 +71,23 @@ struct Logout: AsyncParsableCommand {
         guard !result.revokedRemotely else { return "\(id) logged out; the provider confirmed the revocation" }
         let reason = result.notRevokedReason.map { ": \($0.forDisplay(limit: 300))" } ?? ""
         return "\(id) logged out here; not revoked at the provider\(reason)"
+    }
+}
+
+/// `sesamectl refresh ACCOUNT`.
+struct Refresh: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Refresh an account's tokens now.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The account id.")
+    var account: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let refreshed = try await options.withClient { try await $0.refresh(account) }
+            printLine(Formatting.accountLine(refreshed))
+        }
     }
 }
 

@@ -11,8 +11,8 @@ struct Sesamectl: AsyncParsableCommand {
         abstract: "Show and control the login sessions sesamed owns.",
         version: SesameVersion.current,
         subcommands: [
-            Status.self, Accounts.self, Login.self, Token.self, Import.self, Logout.self, Remove.self, Watch.self,
-            Rekey.self,
+            Status.self, Accounts.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self, Logout.self,
+            Remove.self, Watch.self, Rekey.self,
         ]
     )
 }
@@ -51,20 +51,24 @@ struct GlobalOptions: ParsableArguments {
 /// How sesamectl fails: one sentence on stderr and a documented exit status.
 enum ExitFailure: Error, CustomStringConvertible {
     case notRunning(path: String)
+    case needsLogin(account: String, provider: String)
     case message(String)
 
     var description: String {
         switch self {
         case .notRunning(let path): "sesamed is not running (nothing answers at \(path))."
+        case .needsLogin(let account, let provider):
+            "\(account) needs a new login: run `sesamectl login \(provider)`."
         case .message(let text): text
         }
     }
 
-    /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 1 otherwise.
-    /// (`SesameError.exitCode` gives the codes of the daemon's own answers.)
+    /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 5 for a
+    /// needed login, like `SesameError.exitCode`; 1 otherwise.
     var exitCode: Int32 {
         switch self {
         case .notRunning: 3
+        case .needsLogin: 5
         case .message: 1
         }
     }

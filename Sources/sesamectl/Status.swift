@@ -2,16 +2,29 @@ import ArgumentParser
 import SesameClient
 import SesameCore
 
-/// `sesamectl status`: is the daemon up, and what accounts does it hold.
+/// `sesamectl status [ACCOUNT]`: is the daemon up, and what accounts does it hold; or whether one
+/// account's session is usable, as an exit status for scripts.
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show whether sesamed is running and the accounts you may see.",
-        discussion: "Exit status: 0 when sesamed answered, 3 when it is not running, 1 on any other error."
+        abstract: "Show whether sesamed is running and the accounts you may see, or one account's state.",
+        discussion: """
+            Without ACCOUNT, the exit status is 0 when sesamed answered, 3 when it is not running, \
+            1 on any other error. With ACCOUNT: 0 when its session is usable (a token can be had \
+            now), 1 when it needs a login or is logged out, 2 when there is no such account (or \
+            you may not see it), 3 when sesamed is not running.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
 
+    @Argument(help: "An account id: report only whether its session is usable.")
+    var account: String?
+
     func run() async throws {
+        if let account {
+            try await accountStatus(account)
+            return
+        }
         try await reportingFailures {
             let (info, accounts, socketPath) = try await options.withClient { client in
                 (try await client.serviceInfo(), try await client.accounts(), client.socketPath)
@@ -21,6 +34,42 @@ struct Status: AsyncParsableCommand {
             for account in accounts {
                 printLine("  " + Formatting.accountLine(account))
             }
+        }
+    }
+
+    /// One line about the account, and the exit status the discussion above promises.
+    private func accountStatus(_ id: String) async throws {
+        let client: SesameClient
+        do {
+            client = try await options.connect()
+        } catch let failure as ExitFailure {
+            printError(failure.description)
+            throw ExitCode(3)
+        }
+        let status = await Self.status(of: id, client)
+        await client.close()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    private static func status(of id: String, _ client: SesameClient) async -> Int32 {
+        do {
+            let account = try await client.account(id)
+            switch account.state {
+            case .needsLogin, .loggedOut:
+                printLine("\(id): \(account.state.rawValue); run `sesamectl login \(account.provider)`")
+                return 1
+            case .active, .refreshing, .expired:
+                // An expired token is usable if sesamed can refresh it now; asking is the test.
+                _ = try await client.accessToken(for: id)
+                printLine("\(id): usable")
+                return 0
+            }
+        } catch SesameError.session(.noSuchAccount) {
+            printError("no account \(id); see `sesamectl accounts`.")
+            return 2
+        } catch {
+            printLine("\(id): not usable now: \(error)")
+            return 1
         }
     }
 }

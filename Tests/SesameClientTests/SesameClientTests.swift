@@ -4,10 +4,11 @@ import SesameClient
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import Synchronization
 import Testing
 
 /// An io.sesame.Accounts that knows one account and names errors as the contract does.
-private struct FakeAccounts: VarlinkInterface {
+struct FakeAccounts: VarlinkInterface {
     let name = AccountsContract.interface
     let interfaceDescription = ""
     static let account = Account(
@@ -27,9 +28,17 @@ private struct FakeAccounts: VarlinkInterface {
             guard id == Self.account.id else { throw Self.error(.noSuchAccount(account: id)) }
             return try VarlinkReply(AccountReply(account: Self.account))
         case .login: throw Self.error(.noSuchProvider(provider: "nosuch"))
+        case .getToken: return try desk.token()
+        case .reportRejected:
+            let reported = try call.decodeParameters(ReportRejectedParameters.self).accessToken
+            return try VarlinkReply(ReportRejectedReply(refreshed: desk.reject(reported)))
         default: throw VarlinkError.methodNotFound(call.method)
         }
     }
+
+    /// The account's tokens: each rejection of the current one refreshes it to the next, until
+    /// `refreshes` run out; then the session needs a login.
+    let desk = TokenDesk()
 
     static func error(_ contract: ContractError) -> VarlinkError {
         let (name, parameters) = contract.wire
@@ -45,9 +54,46 @@ private struct FakeAccounts: VarlinkInterface {
     }
 }
 
+/// The fake account's token as sesamed would hand it out and refresh it when it is reported.
+final class TokenDesk: Sendable {
+    private let state = Mutex((generation: 1, refreshesLeft: 1, reports: 0))
+
+    /// How many times a token was reported rejected.
+    var reports: Int { state.withLock { $0.reports } }
+
+    /// Lets `count` more refreshes succeed; after those the session needs a login.
+    func allowRefreshes(_ count: Int) {
+        state.withLock { $0.refreshesLeft = count }
+    }
+
+    func token() throws -> VarlinkReply {
+        let generation = state.withLock { $0.generation }
+        guard generation > 0 else { throw FakeAccounts.error(.needsLogin(account: FakeAccounts.account.id)) }
+        return try VarlinkReply(GetTokenReply(accessToken: "AT-\(generation)", tokenType: "Bearer", expiresAt: nil))
+    }
+
+    /// A rejection of `token`: refreshes when it is the current one and a refresh is left.
+    func reject(_ token: String) -> Bool {
+        state.withLock { state in
+            state.reports += 1
+            guard token == "AT-\(state.generation)" else { return false }
+            guard state.refreshesLeft > 0 else {
+                state.generation = 0
+                return false
+            }
+            state.refreshesLeft -= 1
+            state.generation += 1
+            return true
+        }
+    }
+}
+
 /// SesameClient against an in-process Varlink server on a private socket.
 @Suite struct SesameClientTests {
-    private func withClient(_ body: (SesameClient) async throws -> Void) async throws {
+    private func withClient(
+        _ accounts: FakeAccounts = FakeAccounts(),
+        _ body: (SesameClient) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
         let path = directory.appendingPathComponent("io.sesame").path
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -57,7 +103,7 @@ private struct FakeAccounts: VarlinkInterface {
                 info: .init(vendor: "Test", product: "fake", version: "1", url: ""),
                 protocolInterface: ContractError.varlink
             ),
-            interfaces: [FakeAccounts()],
+            interfaces: [accounts],
             logger: Logger(label: "test")
         )
         let running = Task { try await server.run() }
@@ -81,6 +127,51 @@ private struct FakeAccounts: VarlinkInterface {
             await #expect(throws: SesameError.session(.noSuchAccount("nosuch"))) { try await client.account("nosuch") }
             await #expect(throws: SesameError.refused(.noSuchProvider(provider: "nosuch"))) {
                 _ = try await client.startBrowserLogin(provider: "nosuch", redirectURI: "http://127.0.0.1:1/cb")
+            }
+        }
+    }
+
+    /// The seeds' request wrapper: a rejected token is reported once and the body retried once
+    /// with the refreshed token.
+    @Test func authorizedRetriesOnceWithTheRefreshedToken() async throws {
+        let accounts = FakeAccounts()
+        try await withClient(accounts) { client in
+            let seen = Mutex<[String]>([])
+            let answer = try await client.authorized(account: "google-1") { token in
+                seen.withLock { $0.append(token.accessToken) }
+                try TokenRejected.check(status: token.accessToken == "AT-1" ? 401 : 200)
+                return "called with \(token.accessToken)"
+            }
+            #expect(answer == "called with AT-2")
+            #expect(seen.withLock { $0 } == ["AT-1", "AT-2"])
+            #expect(accounts.desk.reports == 1)
+        }
+    }
+
+    @Test func authorizedGivesUpAfterOneRetry() async throws {
+        let accounts = FakeAccounts()
+        accounts.desk.allowRefreshes(5)
+        try await withClient(accounts) { client in
+            let calls = Mutex(0)
+            await #expect(throws: TokenRejected()) {
+                try await client.authorized(account: "google-1") { _ in
+                    calls.withLock { $0 += 1 }
+                    throw TokenRejected()
+                }
+            }
+            #expect(calls.withLock { $0 } == 2, "one call and exactly one retry")
+            #expect(accounts.desk.reports == 1)
+        }
+    }
+
+    @Test func authorizedSurfacesANeededLoginDistinctly() async throws {
+        let accounts = FakeAccounts()
+        accounts.desk.allowRefreshes(0)
+        try await withClient(accounts) { client in
+            await #expect {
+                try await client.authorized(account: "google-1") { _ in throw TokenRejected() }
+            } throws: { error in
+                (error as? SesameError)?.needsLogin == true
             }
         }
     }

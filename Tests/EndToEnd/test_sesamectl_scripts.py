@@ -1,0 +1,87 @@
+"""sesamectl as scripts use it (issue 14): `exec`, the gate that runs a command only with a usable
+session; `status ACCOUNT`'s exit codes; `refresh`; a logout repeated."""
+
+import os
+import subprocess
+
+from harness import SESAMECTL, call, import_tokens
+
+TOKEN = "AT-exec-test-71c2"
+
+
+def sesamectl(daemon, *args, timeout=30):
+    return subprocess.run([str(SESAMECTL), *args[:1], "--socket", str(daemon.socket_path), *args[1:]],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def account(daemon) -> str:
+    return import_tokens(daemon, access_token=TOKEN, expires_in=3600)["id"]
+
+
+def test_exec_runs_the_command_with_the_token_in_its_environment_only(daemon, tmp_path):
+    id = account(daemon)
+    script = ('printf %s "$SESAME_ACCESS_TOKEN" > "$1/env"; cat /proc/$$/cmdline > "$1/argv"; '
+              'grep -E "^Sig(Ign|Blk)" /proc/$$/status > "$1/signals"; exit 7')
+    result = sesamectl(daemon, "exec", "--account", id, "--", "sh", "-c", script, "sh", str(tmp_path))
+    assert result.returncode == 7, result.stderr  # the command's own status
+    assert (tmp_path / "env").read_text() == TOKEN
+    assert TOKEN not in (tmp_path / "argv").read_text()
+    assert TOKEN not in result.stdout + result.stderr
+    # As from a shell: SIGPIPE (13) not ignored (sesamectl's networking ignores it), nothing blocked.
+    masks = dict(line.split(":\t") for line in (tmp_path / "signals").read_text().splitlines())
+    assert int(masks["SigIgn"], 16) & (1 << 12) == 0 and int(masks["SigBlk"], 16) == 0, masks
+
+
+def test_exec_can_name_the_variable(daemon, tmp_path):
+    id = account(daemon)
+    result = sesamectl(daemon, "exec", "--account", id, "--env", "API_TOKEN", "--",
+                       "sh", "-c", 'printf %s "$API_TOKEN" > "$0/env"', str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "env").read_text() == TOKEN
+
+
+def test_exec_does_not_run_the_command_when_the_session_needs_a_login(daemon, tmp_path):
+    id = account(daemon)
+    assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
+    marker = tmp_path / "ran"
+    result = sesamectl(daemon, "exec", "--account", id, "--", "touch", str(marker))
+    assert result.returncode == 5
+    assert result.stderr == f"{id} needs a new login: run `sesamectl login google`.\n"
+    assert not marker.exists()
+
+
+def test_exec_says_when_the_command_cannot_run(daemon):
+    id = account(daemon)
+    result = sesamectl(daemon, "exec", "--account", id, "--", "/nonexistent/command")
+    assert result.returncode == 127
+    assert result.stderr == "cannot run /nonexistent/command: No such file or directory.\n"
+
+
+def test_status_of_an_account_is_an_exit_code_for_scripts(daemon, tmp_path):
+    id = account(daemon)
+    usable = sesamectl(daemon, "status", id)
+    assert (usable.returncode, usable.stdout) == (0, f"{id}: usable\n"), usable.stderr
+    missing = sesamectl(daemon, "status", "google-nosuch")
+    assert (missing.returncode, missing.stderr) == (2, "no account google-nosuch; see `sesamectl accounts`.\n")
+    assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
+    logged_out = sesamectl(daemon, "status", id)
+    assert (logged_out.returncode, logged_out.stdout) == (1, f"{id}: loggedOut; run `sesamectl login google`\n")
+    gone = subprocess.run([str(SESAMECTL), "status", "--socket", str(tmp_path / "none"), id],
+                          capture_output=True, text=True, timeout=30)
+    assert gone.returncode == 3
+
+
+def test_a_second_logout_says_so_and_succeeds(daemon):
+    id = account(daemon)
+    first = sesamectl(daemon, "logout", id)
+    assert first.returncode == 0, first.stderr
+    again = sesamectl(daemon, "logout", id)
+    assert (again.returncode, again.stdout, again.stderr) == (0, f"{id} is already logged out\n", "")
+
+
+def test_refresh_reports_a_provider_it_cannot_reach_as_one_line(daemon):
+    id = import_tokens(daemon, access_token=TOKEN, refresh_token="RT-exec-test", expires_in=3600)["id"]
+    result = sesamectl(daemon, "refresh", id)
+    assert result.returncode == 6, result.stderr
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and "RT-exec-test" not in result.stderr
