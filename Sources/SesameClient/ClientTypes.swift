@@ -99,6 +99,8 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     case refused(ContractError)
     /// Nothing answers at the socket path, or it refuses this user; `reason` says which.
     case cannotConnect(path: String, reason: String)
+    /// The socket exists but refuses this user (its permissions, or a directory's).
+    case accessDenied(path: String)
     /// The connection closed (the daemon stopped or restarted) before the answer came.
     case disconnected
     /// The daemon sent something that is not a Varlink reply.
@@ -150,6 +152,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .permissionDenied: "permission denied"
         case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
+        case .accessDenied(let path): "permission denied on \(path)"
         case .disconnected: "the connection to sesamed closed before it answered"
         case .invalidReply(let reason): "sesamed sent an invalid reply: \(reason)"
         case .refused(let error): Self.text(of: error)
@@ -161,6 +164,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     init(_ error: VarlinkClientError) {
         switch error {
         case .cannotConnect(let path, let reason): self = .cannotConnect(path: path, reason: reason)
+        case .accessDenied(let path): self = .accessDenied(path: path)
         case .connectionClosed: self = .disconnected
         case .invalidReply(let reason): self = .invalidReply(reason)
         }

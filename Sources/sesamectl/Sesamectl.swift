@@ -44,6 +44,8 @@ struct GlobalOptions: ParsableArguments {
             return try await SesameClient.connect(socketPath: socket)
         } catch SesameError.cannotConnect(let path, _) {
             throw ExitFailure.notRunning(path: path)
+        } catch SesameError.accessDenied(let path) {
+            throw ExitFailure.accessDenied(path: path)
         }
     }
 }
@@ -52,6 +54,7 @@ struct GlobalOptions: ParsableArguments {
 enum ExitFailure: Error, CustomStringConvertible {
     case notRunning(path: String)
     case needsLogin(account: String, provider: String)
+    case accessDenied(path: String)
     case message(String)
 
     var description: String {
@@ -59,6 +62,9 @@ enum ExitFailure: Error, CustomStringConvertible {
         case .notRunning(let path): "sesamed is not running (nothing answers at \(path))."
         case .needsLogin(let account, let provider):
             "\(account) needs a new login: run `sesamectl login \(provider)`."
+        case .accessDenied(let path):
+            "permission denied on \(path): this user may not use that sesamed (its socket's mode and "
+                + "group decide who may; a user's own daemon is at $XDG_RUNTIME_DIR/sesame/io.sesame)."
         case .message(let text): text
         }
     }
@@ -69,7 +75,7 @@ enum ExitFailure: Error, CustomStringConvertible {
         switch self {
         case .notRunning: 3
         case .needsLogin: 5
-        case .message: 1
+        case .accessDenied, .message: 1
         }
     }
 }
@@ -83,13 +89,29 @@ extension AsyncParsableCommand {
             printError(failure.description)
             throw ExitCode(failure.exitCode)
         } catch let error as SesameError {
-            printError("sesamed: \(error).")
+            printError(error.sentence)
             throw ExitCode(error.exitCode)
         }
     }
 }
 
 extension SesameError {
+    /// What the person is told: what happened, and where it helps, what to do next.
+    var sentence: String {
+        switch self {
+        case .session(.noSuchAccount(let id)): "no account \(id); see `sesamectl accounts`."
+        case .session(.needsLogin(let id)): "\(id) needs a new login; `sesamectl status \(id)` names the command."
+        case .session(.tokenExpired(let id)):
+            "the access token of \(id) expired and sesamed cannot refresh it now; try again later."
+        case .session(.refreshFailed(let id, let reason)):
+            "could not refresh \(id) (\(reason)); sesamed tries again on its own."
+        case .permissionDenied: "permission denied: only the account's owner, root or a grant in sesamed's config may."
+        case .limitReached(let resource, let limit):
+            "too many \(resource) for this user (the limit is \(limit)); end some, or ask the administrator."
+        default: "sesamed: \(self)."
+        }
+    }
+
     /// 4: no such account; 5: the session needs a new login; 6: the token expired and cannot be
     /// refreshed now; 1: anything else. Scripts can tell "log in again" from "try later".
     var exitCode: Int32 {

@@ -5,6 +5,9 @@ import NIOPosix
 public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing listens at the socket path (the daemon is not running, or the path is wrong).
     case cannotConnect(path: String, reason: String)
+    /// Something listens, or the path exists, but the caller may not connect (EACCES, EPERM):
+    /// the socket's or a directory's permissions keep this user out.
+    case accessDenied(path: String)
     /// The connection closed before the reply arrived.
     case connectionClosed
     /// The server sent something that is not a Varlink reply.
@@ -13,6 +16,7 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch self {
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
+        case .accessDenied(let path): "permission denied on \(path)"
         case .connectionClosed: "the connection closed before the reply arrived"
         case .invalidReply(let reason): "the server sent an invalid reply: \(reason)"
         }
@@ -56,6 +60,8 @@ public actor VarlinkClient {
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
+        } catch let error as IOError where error.errnoCode == EACCES || error.errnoCode == EPERM {
+            throw VarlinkClientError.accessDenied(path: path)
         } catch let error as IOError {
             throw VarlinkClientError.cannotConnect(path: path, reason: error.description)
         } catch {
