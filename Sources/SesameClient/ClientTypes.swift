@@ -68,6 +68,9 @@ public enum SubscriptionUpdate: Sendable, Hashable {
     case event(AuthEvent)
     /// The full current state, sent when the missed events are no longer kept.
     case resync(sequence: UInt64, accounts: [Account])
+    /// Only from `followEvents`: the connection was lost after `after` (nil: before any update);
+    /// what follows comes from a new subscription that resumes there.
+    case reconnecting(after: UInt64?)
 
     /// Reads a reply; nil for a kind of reply this version does not know, so older clients keep
     /// working against newer daemons.

@@ -10,7 +10,8 @@ struct Watch: AsyncParsableCommand {
         discussion: """
             The first line says from which sequence number on events are shown. With --since, the \
             events after that number come first, or a resync with every account when they are no \
-            longer kept.
+            longer kept. With --follow (the default on a terminal), a lost connection is said in \
+            one line, and watch reconnects and resumes after the last event it printed.
             """
     )
 
@@ -28,7 +29,24 @@ struct Watch: AsyncParsableCommand {
     @Option(name: .long, help: "Replay the events after this sequence number first.")
     var since: UInt64?
 
+    @Flag(inversion: .prefixedNo, help: "Reconnect and resume when sesamed restarts (default: on a terminal).")
+    var follow: Bool?
+
     func run() async throws {
+        if follow ?? (isatty(STDOUT_FILENO) == 1) {
+            try await reportingFailures {
+                let updates = SesameClient.followEvents(
+                    socketPath: options.socket,
+                    accounts: account.isEmpty ? nil : account,
+                    kinds: kind.isEmpty ? nil : kind,
+                    since: since
+                )
+                for try await update in updates {
+                    printLine(json ? try update.jsonLine() : update.textLine)
+                }
+            }
+            return
+        }
         try await reportingFailures {
             let client = try await options.connect()
             let updates = try await client.events(
@@ -58,6 +76,8 @@ extension SubscriptionUpdate {
         case .resync(let sequence, let accounts):
             let states = accounts.map { "\($0.id)=\($0.state.rawValue)" }.joined(separator: " ")
             return "resync sequence=\(sequence) accounts=\(accounts.count)\(states.isEmpty ? "" : " ")\(states)"
+        case .reconnecting(let after):
+            return "-- lost the connection to sesamed\(after.map { " after sequence \($0)" } ?? ""); reconnecting"
         case .event(let event):
             var line = "\(event.sequence) \(Formatting.time(event.time)) \(event.kind.rawValue) \(event.account)"
             line += " provider=\(event.provider) state=\(event.state.rawValue)"
@@ -82,6 +102,8 @@ extension SubscriptionUpdate {
                 var accounts: [Account]
             }
             return try Formatting.json(["resync": Resync(sequence: sequence, accounts: accounts)])
+        case .reconnecting(let after):
+            return try Formatting.json(["reconnecting": ["after": after]])
         }
     }
 }

@@ -2,12 +2,13 @@
 
 import json
 import os
+import signal
 import subprocess
 import time
 
 import pytest
 
-from harness import SESAMECTL, RawConnection, import_tokens
+from harness import SESAMECTL, Daemon, RawConnection, call, import_tokens, running
 
 
 def sesamectl(*args, env=None, timeout=30):
@@ -49,6 +50,34 @@ def test_watch_prints_one_line_per_reply_and_ends_with_the_daemon(daemon):
     for process in (plain, as_json):
         assert process.wait(15) == 1
         assert process.stderr.read() == "sesamed closed the connection.\n"
+
+
+def test_watch_follow_resumes_after_a_restart_and_shows_the_resync(tmp_path):
+    """Issue 14: `watch --follow` (SesameClient.followEvents) outlives a daemon restart. The
+    watcher is stopped (SIGSTOP) while sesamed restarts, without event history, and an event
+    happens, so that what it missed can only come back as a resync, which it must show."""
+    config = "[events]\nhistory_limit = 0\n"
+    with running(Daemon(tmp_path, config=config)) as first:
+        watcher = subprocess.Popen([str(SESAMECTL), "watch", "--follow", "--json", "--socket", str(first.socket_path)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert json.loads(watcher.stdout.readline()) == {"ready": {"sequence": 0}}
+        alice = import_tokens(first, access_token="AT-follow-1", expires_in=3600)["id"]
+        assert json.loads(watcher.stdout.readline())["event"]["sequence"] == 1
+        watcher.send_signal(signal.SIGSTOP)
+    try:
+        with running(Daemon(tmp_path, config=config)) as second:
+            bob = import_tokens(second, access_token="AT-follow-2", subject="bob", expires_in=3600)["id"]
+            watcher.send_signal(signal.SIGCONT)
+            assert json.loads(watcher.stdout.readline()) == {"reconnecting": {"after": 1}}
+            assert json.loads(watcher.stdout.readline()) == {"ready": {"sequence": 2}}
+            resync = json.loads(watcher.stdout.readline())["resync"]
+            assert resync["sequence"] == 2 and sorted(a["id"] for a in resync["accounts"]) == sorted([alice, bob])
+            assert "error" not in call(second, "io.sesame.Accounts.Logout", {"account": alice})
+            event = json.loads(watcher.stdout.readline())["event"]
+            assert (event["sequence"], event["kind"], event["account"]) == (3, "loggedOut", alice)
+    finally:
+        watcher.kill()
+        watcher.wait()
 
 
 # A closed pipe. Bash runs each pipeline with sesamectl's stderr in a file and prints every part's
