@@ -93,16 +93,40 @@ struct Refresh: AsyncParsableCommand {
 
 /// `sesamectl remove ACCOUNT`.
 struct Remove: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete an account record.")
+    static let configuration = CommandConfiguration(
+        abstract: "Delete an account record.",
+        discussion: """
+            An account that is not logged out still holds a grant at its provider: removing it \
+            needs --force, and then logs it out first (revoking the grant) unless --no-revoke.
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
     @Argument(help: "The account id.")
     var account: String
 
+    @Flag(name: .long, help: "Remove an account that is not logged out (logging it out first).")
+    var force = false
+
+    @Flag(name: .long, help: "With --force: do not log out (revoke) first; the grant stays at the provider.")
+    var noRevoke = false
+
     func run() async throws {
         try await reportingFailures {
-            try await options.withClient { try await $0.remove(account) }
+            try await options.withClient { client in
+                let current = try await client.account(account)
+                if current.state != .loggedOut {
+                    guard force else {
+                        throw ExitFailure.message(
+                            "\(account) is \(current.state.rawValue), not logged out: `sesamectl logout \(account)` "
+                                + "first, or remove it with --force (which logs it out unless --no-revoke)."
+                        )
+                    }
+                    if !noRevoke { printLine(Logout.line(try await client.logout(account))) }
+                }
+                try await client.remove(account)
+            }
             printLine("\(account) removed")
         }
     }

@@ -105,9 +105,6 @@ extension SesameError {
             "the access token of \(id) expired and sesamed cannot refresh it now; try again later."
         case .session(.refreshFailed(let id, let reason)):
             "could not refresh \(id) (\(reason)); sesamed tries again on its own."
-        case .permissionDenied: "permission denied: only the account's owner, root or a grant in sesamed's config may."
-        case .limitReached(let resource, let limit):
-            "too many \(resource) for this user (the limit is \(limit)); end some, or ask the administrator."
         default: "sesamed: \(self)."
         }
     }

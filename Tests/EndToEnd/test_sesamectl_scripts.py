@@ -111,3 +111,19 @@ def test_a_socket_that_refuses_the_user_is_not_called_not_running(daemon):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert result.stderr.startswith(f"permission denied on {daemon.socket_path}: this user may not use that sesamed")
+
+
+def test_removing_a_live_account_needs_force_and_logs_it_out_first(daemon):
+    id = account(daemon)
+    refused = sesamectl(daemon, "remove", id)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"{id} is active, not logged out: `sesamectl logout {id}` first")
+    assert call(daemon, "io.sesame.Accounts.Get", {"account": id})["parameters"]["account"]["state"] == "active"
+    forced = sesamectl(daemon, "remove", "--force", id)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.startswith(f"{id} logged out") and forced.stdout.endswith(f"{id} removed\n")
+    assert call(daemon, "io.sesame.Accounts.Get", {"account": id})["error"] == "io.sesame.Accounts.NoSuchAccount"
+    logged_out = account(daemon)
+    assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": logged_out})
+    plain = sesamectl(daemon, "remove", logged_out)
+    assert (plain.returncode, plain.stdout) == (0, f"{logged_out} removed\n"), plain.stderr

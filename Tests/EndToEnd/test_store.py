@@ -69,10 +69,12 @@ def test_the_state_directory_holds_no_token_in_the_clear(tmp_path):
     try:
         daemon.wait_ready()
         import_tokens(daemon, subject="alice", **TOKENS)
-        files = [p for p in daemon.state_dir.rglob("*") if p.is_file()]
-        assert [p.name for p in files] == ["sessions.store"]
+        files = sorted((p for p in daemon.state_dir.rglob("*") if p.is_file()), key=lambda p: p.name)
+        # The store, and its sequence mark (the highest event sequence written; README "Store rollback").
+        assert [p.name for p in files] == ["sessions.store", "sessions.store.sequence"]
+        assert files[1].read_text() == "sesame-store-sequence 1\n"
         assert oct(daemon.state_dir.stat().st_mode & 0o777) == "0o700"
-        assert oct(files[0].stat().st_mode & 0o777) == "0o600"
+        assert [oct(p.stat().st_mode & 0o777) for p in files] == ["0o600", "0o600"]
         strings = subprocess.run(["strings", "-n", "4", *map(str, files)], capture_output=True, text=True).stdout
         grep = subprocess.run(["grep", "-r", "-a", "-e", ACCESS, "-e", REFRESH, "-e", "alice", str(daemon.state_dir)])
         assert grep.returncode == 1, "grep found token material in the state directory"
