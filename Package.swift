@@ -144,6 +144,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.
+        .executableTarget(name: "sesame-example", dependencies: ["SesameClient"]),
         .executableTarget(
             name: "sesamectl",
             dependencies: [
