@@ -12,10 +12,16 @@ struct Accounts: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the accounts as a JSON array.")
     var json = false
 
+    /// For shell completion: the ids alone, one a line.
+    @Flag(name: .long, help: .hidden)
+    var ids = false
+
     func run() async throws {
         try await reportingFailures {
             let accounts = try await options.withClient { try await $0.accounts() }
-            if json {
+            if ids {
+                accounts.map(\.id).forEach(printLine)
+            } else if json {
                 printLine(try Formatting.json(accounts))
             } else {
                 accounts.map(Formatting.accountLine).forEach(printLine)
@@ -33,7 +39,7 @@ struct Token: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The account id (see `sesamectl accounts`).")
+    @Argument(help: "The account id (see `sesamectl accounts`).", completion: .accountIDs)
     var account: String
 
     func run() async throws {
@@ -50,7 +56,7 @@ struct Logout: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The account id.")
+    @Argument(help: "The account id.", completion: .accountIDs)
     var account: String
 
     func run() async throws {
@@ -80,7 +86,7 @@ struct Refresh: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The account id.")
+    @Argument(help: "The account id.", completion: .accountIDs)
     var account: String
 
     func run() async throws {
@@ -103,7 +109,7 @@ struct Remove: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The account id.")
+    @Argument(help: "The account id.", completion: .accountIDs)
     var account: String
 
     @Flag(name: .long, help: "Remove an account that is not logged out (logging it out first).")
@@ -150,7 +156,7 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The provider name, e.g. google.")
+    @Argument(help: "The provider name, e.g. google.", completion: .providerNames)
     var provider: String
 
     @Option(name: .long, help: "The provider's subject identifier for the person (token import).")

@@ -22,7 +22,7 @@ struct Exec: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(name: .long, help: "The account whose token the command gets.")
+    @Option(name: .long, help: "The account whose token the command gets.", completion: .accountIDs)
     var account: String
 
     @Option(name: .long, help: "The environment variable that carries the token.")

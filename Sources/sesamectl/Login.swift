@@ -31,7 +31,7 @@ struct Login: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "The provider name (a file in providers.d).")
+    @Argument(help: "The provider name (a file in providers.d).", completion: .providerNames)
     var provider: String
 
     @Flag var flow: Flow?

@@ -9,9 +9,16 @@ struct Sesamectl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesamectl",
         abstract: "Show and control the login sessions sesamed owns.",
+        discussion: """
+            Exit status: 0 on success; 1 on an error sesamed reported, or any other; 3 when \
+            sesamed is not running; 4 no such account; 5 the session needs a new login; 6 the \
+            token expired and cannot be refreshed now; 64 a usage error. `status ACCOUNT` and \
+            `exec` say more in their own help.
+            """,
         version: SesameVersion.current,
         subcommands: [
-            Status.self, Accounts.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self, Logout.self,
+            Status.self, Accounts.self, Providers.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self,
+            Logout.self,
             Remove.self, Watch.self, Rekey.self,
         ]
     )

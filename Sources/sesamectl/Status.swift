@@ -17,7 +17,7 @@ struct Status: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "An account id: report only whether its session is usable.")
+    @Argument(help: "An account id: report only whether its session is usable.", completion: .accountIDs)
     var account: String?
 
     func run() async throws {

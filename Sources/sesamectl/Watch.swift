@@ -20,7 +20,7 @@ struct Watch: AsyncParsableCommand {
     @Flag(name: .long, help: "Print each reply as one JSON object per line.")
     var json = false
 
-    @Option(name: .long, help: "Only events of this account (repeatable).")
+    @Option(name: .long, help: "Only events of this account (repeatable).", completion: .accountIDs)
     var account: [String] = []
 
     @Option(name: .long, help: "Only events of this kind (repeatable): loggedIn, expiring, expired, ...")

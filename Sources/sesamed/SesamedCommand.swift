@@ -11,6 +11,23 @@ struct SesamedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesamed",
         abstract: "Owns the login sessions of OAuth and OpenID Connect providers for this machine.",
+        discussion: """
+            sesamed logs accounts in, keeps their tokens in an encrypted store, refreshes them \
+            before they expire, revokes them on logout, and announces every change to subscribers, \
+            over Varlink on a Unix socket (io.sesame.Accounts, io.sesame.Events, io.sesame.Admin). \
+            It is meant to run as a systemd service: it takes its socket from socket activation \
+            when given one, reports READY=1, STATUS= and WATCHDOG=1 to $NOTIFY_SOCKET, reloads its \
+            config, providers and access rules on SIGHUP, and stops gracefully on SIGTERM or SIGINT.
+
+            Files: the config (sesamed.toml, every key documented in the example shipped in \
+            etc/sesame/), one file per provider in providers.d/, and in the state directory the \
+            token store (sessions.store), its sequence mark (sessions.store.sequence) and, for \
+            development only, a generated key (dev.key). The store key comes from the systemd \
+            credential sesame.key, or [store] key_file.
+
+            Exit status: 0 after a clean stop; 1 when start-up fails (a bad config or provider \
+            file, a store it cannot open, a socket it cannot bind), with the reason on stderr.
+            """,
         version: SesameVersion.current
     )
 
