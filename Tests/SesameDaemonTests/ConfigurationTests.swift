@@ -157,15 +157,22 @@ import Testing
         }
     }
 
-    /// Fuzzing finding (scripts/fuzz config): toml++ asserted, aborting the daemon, on a control
-    /// character in a table header; TOML forbids them everywhere, so they are refused first.
-    @Test(arguments: ["[\u{1}", "[\u{1}\u{0}limits]\n", "[daemon]\nlog_level = \"info\u{7f}\"\n"])
-    func refusesControlCharactersAsASyntaxError(_ text: String) {
+    /// Fuzzing findings (scripts/fuzz config): toml++ asserted, aborting the daemon, on a control
+    /// character, and on a table name that starts with what no key can; both are refused first.
+    @Test(arguments: [
+        ("[\u{1}", "control character U+0001"), ("[\u{1}\u{0}limits]\n", "control character U+0001"),
+        ("[daemon]\nlog_level = \"info\u{7f}\"\n", "control character U+007F"),
+        ("[limits]\naccounts_per_user = 8\n[!ccetypess]\n", "'!' cannot start a table name"),
+        ("[[ ?grants]]\n", "'?' cannot start a table name"), ("[events]\n[\n", "a table header needs a name"),
+        ("[\u{05A4}grants]\n", "'\\u{05A4}' cannot start a table name"),
+        ("[limits]\r\n[!x]\r\n", "'!' cannot start a table name"),
+    ])
+    func refusesWhatTheTOMLParserCannotTakeAsASyntaxError(_ text: String, _ expected: String) {
         #expect {
             try ConfigurationFile.parse(text, path: "t.toml", onto: base)
         } throws: { error in
             guard case .syntax(_, _, _, let message) = error as? ConfigurationError else { return false }
-            return message.hasPrefix("control character U+00")
+            return message.hasPrefix(expected)
         }
         #expect(throws: ConfigurationError.self) {
             try ProviderFiles.parse(text, path: "p.toml", defaultName: "p", credentialsDirectory: nil)

@@ -58,7 +58,7 @@ public enum ConfigurationFile {
 
     /// Parses TOML text into its root table, or a syntax error pointing at the line.
     static func table(_ text: String, path: String) throws(ConfigurationError) -> TOMLTable {
-        try refuseControlCharacters(text, path: path)
+        try TOMLPrecheck.check(text, path: path)
         do {
             return try TOMLTable(string: text)
         } catch let error as TOMLParseError {
@@ -70,31 +70,6 @@ public enum ConfigurationFile {
             )
         } catch {
             throw .syntax(path: path, line: 0, column: 0, message: "\(error)")
-        }
-    }
-
-    /// TOML allows no control character but tab and line breaks anywhere in a document (TOML
-    /// 1.0.0: in comments, strings and keys alike), and toml++ asserts on some of them (a fuzzer
-    /// found `[\u{1}`): such text is refused before the parser sees it.
-    private static func refuseControlCharacters(_ text: String, path: String) throws(ConfigurationError) {
-        var line = 1
-        var column = 1
-        for scalar in text.unicodeScalars {
-            if scalar == "\n" {
-                line += 1
-                column = 1
-                continue
-            }
-            if (scalar.value < 0x20 && scalar != "\t" && scalar != "\r") || scalar.value == 0x7f {
-                let code = "U+" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)
-                throw .syntax(
-                    path: path,
-                    line: line,
-                    column: column,
-                    message: "control character \(code) is not allowed"
-                )
-            }
-            column += 1
         }
     }
 
@@ -299,12 +274,5 @@ struct Reader {
             throw .invalidValue(path: path, key: key, reason: "must be one of \(names)")
         }
         return level
-    }
-}
-
-extension String {
-    /// The string with leading zeros up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -1,0 +1,52 @@
+/// What toml++ (the parser inside TOMLKit) must not be given. A fuzzer (scripts/fuzz config)
+/// found invalid TOML on which it fails an assertion, which aborts sesamed in a debug build and
+/// is undefined behaviour (an `assume`) in a release one, on start-up or on a reload. Such text
+/// is refused here first, with a syntax error pointing at it.
+enum TOMLPrecheck {
+    /// Refuses `text` if it has either kind of line the parser cannot take.
+    static func check(_ text: String, path: String) throws(ConfigurationError) {
+        // Lines of Unicode scalars, as the parser reads them: as Characters, "\r\n" is one that
+        // is not "\n", and a combining mark after `[` would join it.
+        let lines = Array(text.unicodeScalars).split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() {
+            if let (column, message) = controlCharacter(in: line) ?? badTableName(in: line) {
+                throw .syntax(path: path, line: index + 1, column: column, message: message)
+            }
+        }
+    }
+
+    /// TOML 1.0.0 allows no control character but tab anywhere (line breaks aside): not in
+    /// comments, strings or keys. toml++ asserted on `[\u{1}`.
+    private static func controlCharacter(in line: ArraySlice<Unicode.Scalar>) -> (column: Int, message: String)? {
+        for (offset, scalar) in line.enumerated()
+        where (scalar.value < 0x20 && scalar != "\t" && scalar != "\r") || scalar.value == 0x7f {
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            return (
+                offset + 1, "control character U+\(String(repeating: "0", count: 4 - code.count))\(code) is not allowed"
+            )
+        }
+        return nil
+    }
+
+    /// A table header (`[name]`, `[[name]]`) names a bare or quoted key (TOML 1.0.0, "Table");
+    /// toml++ asserted on `[!name]`. A line starting with `[` is a table header in every file
+    /// sesamed reads (none of its settings takes an array of arrays), so one whose name is
+    /// missing (`[` alone on its line, which toml++ also asserted on) or starts with anything a
+    /// key cannot start with is refused. `[]` is left to the parser, which names that error itself.
+    private static func badTableName(in line: ArraySlice<Unicode.Scalar>) -> (column: Int, message: String)? {
+        let scalars = Array(line)
+        let blank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" }
+        var index = scalars.firstIndex { !blank($0) } ?? scalars.count
+        guard index < scalars.count, scalars[index] == "[" else { return nil }
+        index += 1
+        if index < scalars.count, scalars[index] == "[" { index += 1 }
+        while index < scalars.count, blank(scalars[index]) { index += 1 }
+        guard index < scalars.count else { return (index + 1, "a table header needs a name") }
+        let first = scalars[index]
+        guard first != "]" else { return nil }
+        let startsAKey =
+            first == "\"" || first == "'" || first == "_" || first == "-"
+            || ("a"..."z").contains(first) || ("A"..."Z").contains(first) || ("0"..."9").contains(first)
+        return startsAKey ? nil : (index + 1, "'\(first.escaped(asASCII: true))' cannot start a table name")
+    }
+}
