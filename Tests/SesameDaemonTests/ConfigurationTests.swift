@@ -165,7 +165,7 @@ import Testing
         ("[limits]\naccounts_per_user = 8\n[!ccetypess]\n", "'!' cannot start a table name"),
         ("[[ ?grants]]\n", "'?' cannot start a table name"), ("[events]\n[\n", "a table header needs a name"),
         ("[\u{05A4}grants]\n", "'\\u{05A4}' cannot start a table name"),
-        ("[limits]\r\n[!x]\r\n", "'!' cannot start a table name"),
+        ("[limits]\r\n[!x]\r\n", "'!' cannot start a table name"), ("\u{FEFF} [|", "'|' cannot start a table name"),
     ])
     func refusesWhatTheTOMLParserCannotTakeAsASyntaxError(_ text: String, _ expected: String) {
         #expect {

@@ -7,7 +7,10 @@ enum TOMLPrecheck {
     static func check(_ text: String, path: String) throws(ConfigurationError) {
         // Lines of Unicode scalars, as the parser reads them: as Characters, "\r\n" is one that
         // is not "\n", and a combining mark after `[` would join it.
-        let lines = Array(text.unicodeScalars).split(separator: "\n", omittingEmptySubsequences: false)
+        var scalars = Array(text.unicodeScalars)[...]
+        // The parser skips a byte-order mark that starts the text, and so does the check.
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        let lines = scalars.split(separator: "\n", omittingEmptySubsequences: false)
         for (index, line) in lines.enumerated() {
             if let (column, message) = controlCharacter(in: line) ?? badTableName(in: line) {
                 throw .syntax(path: path, line: index + 1, column: column, message: message)
