@@ -104,6 +104,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // sesame-bench's C programs (scripts/bench runs them as processes): the floor server, the
+        // Varlink load and subscriber client, and the D-Bus reference service and clients.
+        .target(name: "CBenchSupport"),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .executableTarget(name: "bench-floor"),
+        .executableTarget(name: "bench-client", dependencies: ["CBenchSupport"]),
+        .executableTarget(name: "bench-dbus", dependencies: ["CBenchSupport", "CDBus"]),
         .executableTarget(name: "sesame-interface-embedder"),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer; built plainly, they replay files).
         // libFuzzer's driver, declared; scripts/fuzz links its definition.

@@ -1,120 +1,130 @@
 import ArgumentParser
 import Foundation
-import Logging
-import SesameCore
-import SesameStore
 
-/// `sesame-bench`: measures what the issues give targets for and prints a table for BENCHMARKS.md.
+/// `sesame-bench`: measures issue 13's table for sesamed, a minimal C epoll server (the floor) and
+/// a private dbus-daemon, interleaved in one run, and prints it (optionally writing BENCHMARKS.md).
 @main
-struct SesameBench: AsyncParsableCommand {
+struct SesameBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame-bench",
-        abstract: "Measure token-store write latency and event fan-out."
+        abstract: "Measure sesamed beside the floor and dbus-daemon (issue 13's table)."
     )
 
-    @Option(help: "Writes per store size.")
-    var writes = 200
+    @Option(help: "Rounds (each measures every row for every system).")
+    var rounds = 3
 
-    @Option(help: "Directory for the store under test (its file system is what is measured).")
-    var directory = FileManager.default.temporaryDirectory.path
+    @Option(help: "Seconds of load per call measurement.")
+    var seconds = 2.0
 
-    func run() async throws {
-        print("| measurement | p50 | p99 | max |")
-        print("|---|---|---|---|")
-        for accounts in [1, 100, 1000] {
-            let samples = try storeWrites(accounts: accounts)
-            print(row("store write, \(accounts) accounts (\(writes) writes, fsync'd)", samples))
-        }
-        let (publish, delivery) = try await fanOut(subscribers: 10_000, events: 200)
-        print(row("publish one event to 10,000 subscribers (200 events)", publish))
-        print(row("deliver 200 events to each of 10,000 subscribers (total)", [delivery]))
-    }
+    @Flag(help: "Fewer, shorter rounds and at most 2,000 subscribers: a check that everything runs.")
+    var quick = false
 
-    private func storeWrites(accounts: Int) throws -> [Duration] {
-        let folder = directory + "/sesame-bench-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (store, _) = try EncryptedStore.open(
-            directory: folder,
-            keySources: KeySources(credentialsDirectory: nil, keyFile: nil, generatedKeyFile: folder + "/dev.key"),
-            onDamage: .refuse,
-            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+    @Option(help: "Where the temporary directories go (its file system is where sesamed's store is written).")
+    var directory = "/var/tmp"
+
+    @Option(help: "The sesamed to measure (default: the one beside sesame-bench).")
+    var sesamed: String?
+
+    @Option(help: "Write BENCHMARKS.md here, with the plot beside it.")
+    var markdown: String?
+
+    @Option(help: "The command shown in BENCHMARKS.md.")
+    var command = "scripts/bench"
+
+    func run() throws {
+        let settings = makeSettings()
+        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().path
+        let tools = Tools(binDirectory: binDirectory, sesamed: sesamed ?? binDirectory + "/sesamed")
+        let work = directory + "/sesame-bench-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        Helpers.raiseOpenFileLimit()
+        let (samples, sizes, dbusReply) = try measure(tools: tools, work: work, settings: settings)
+        let report = Report(
+            samples: samples,
+            settings: settings,
+            sizes: sizes,
+            dbusReplyBytes: dbusReply,
+            command: command
         )
-        let snapshot = Self.snapshot(accounts: accounts)
-        let clock = ContinuousClock()
-        return try (0..<writes).map { _ in try clock.measure { try store.save(snapshot) } }
+        print(report.table)
+        if let markdown {
+            let plotName = "docs/benchmarks-broadcast.png"
+            let plotPath = URL(fileURLWithPath: markdown).deletingLastPathComponent().path + "/" + plotName
+            let plotted = report.plot(to: plotPath, workDirectory: work)
+            if !plotted { FileHandle.standardError.write(Data("sesame-bench: no plot (gnuplot failed)\n".utf8)) }
+            try report.markdown(plot: plotted ? plotName : nil).write(
+                toFile: markdown,
+                atomically: true,
+                encoding: .utf8
+            )
+        }
     }
 
-    private func fanOut(subscribers: Int, events: Int) async throws -> ([Duration], Duration) {
-        let registry = EventRegistry<AuthEvent>(
-            queueLimit: events,
-            historyLimit: 0,
-            lastSequenceBeforeStart: 0,
-            encode: { $0 }
+    /// The run's settings from the options.
+    private func makeSettings() -> Settings {
+        var settings = Settings()
+        settings.rounds = rounds
+        settings.seconds = seconds
+        if quick {
+            settings.rounds = min(rounds, 1)
+            settings.seconds = min(seconds, 0.5)
+            settings.subscriberCounts = [100, 500, 2000]
+            settings.small = 500
+            settings.large = 2000
+            settings.events = 3
+            settings.changes = 10
+        }
+        return settings
+    }
+
+    /// Starts the three systems and the 1,000-account sesamed, runs every round, and stops them.
+    private func measure(tools: Tools, work: String, settings: Settings) throws -> (Samples, MessageSizes, Int?) {
+        let sesame = try SesameUnderTest.start(tools: tools, directory: work + "/sesame", replyBytes: 1114)
+        var stoppable: [any MeasuredSystem] = [sesame.system]
+        defer { stoppable.forEach { $0.stop() } }
+        try FileManager.default.createDirectory(atPath: work + "/floor", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: work + "/dbus", withIntermediateDirectories: true)
+        let floor = try VarlinkSystem.floor(
+            tools: tools,
+            directory: work + "/floor",
+            sizes: sesame.sizes,
+            messages: sesame.messages
         )
-        let subscriptions = (0..<subscribers).map { _ in
-            registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
-        }
-        let clock = ContinuousClock()
-        let account = Self.snapshot(accounts: 1).accounts[0].account
-        let start = clock.now
-        var publishes: [Duration] = []
-        for sequence in 1...UInt64(events) {
-            let event = AuthEvent(sequence: sequence, time: Date(), kind: .tokenRefreshed, account: account)
-            publishes.append(clock.measure { registry.publish(event) })
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for chunk in stride(from: 0, to: subscribers, by: 500) {
-                let slice = subscriptions[chunk..<min(chunk + 500, subscribers)]
-                group.addTask {
-                    for subscription in slice {
-                        for _ in 0..<events { _ = try await subscription.next() }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        return (publishes, clock.now - start)
-    }
-
-    private static func snapshot(accounts: Int) -> SessionSnapshot {
-        let now = Date()
-        return SessionSnapshot(
-            accounts: (0..<accounts).map { index in
-                StoredAccount(
-                    account: Account(
-                        id: "google-\(index)",
-                        provider: "google",
-                        ownerUID: 1000,
-                        subject: "subject-\(index)",
-                        scopes: ["openid", "email", "profile"],
-                        state: .active,
-                        accessTokenExpiresAt: now.addingTimeInterval(3600),
-                        createdAt: now
-                    ),
-                    tokens: TokenSet(
-                        accessToken: String(repeating: "a", count: 1200),
-                        refreshToken: String(repeating: "r", count: 500),
-                        idToken: String(repeating: "i", count: 900),
-                        accessTokenExpiresAt: now.addingTimeInterval(3600)
-                    )
-                )
-            },
-            lastSequence: 42
+        stoppable.append(floor)
+        let dbus = try DBusSystem(tools: tools, directory: work + "/dbus", sizes: sesame.sizes)
+        stoppable.append(dbus)
+        let many = SesameInstance(tools: tools, directory: work + "/sesame-1000")
+        try many.prepare()
+        try many.seed(accounts: 1000)
+        let manyServer = try many.start()
+        let manySystem = VarlinkSystem(
+            .sesame,
+            tools: tools,
+            socket: many.socket,
+            server: manyServer,
+            messages: sesame.messages,
+            another: Launch(command: many.command, socket: many.socket)
         )
-    }
-
-    private func row(_ name: String, _ samples: [Duration]) -> String {
-        let sorted = samples.sorted()
-        func at(_ fraction: Double) -> String {
-            Self.format(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))])
-        }
-        return "| \(name) | \(at(0.5)) | \(at(0.99)) | \(Self.format(sorted.last ?? .zero)) |"
-    }
-
-    private static func format(_ duration: Duration) -> String {
-        let microseconds = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
-        return microseconds >= 1000
-            ? String(format: "%.2f ms", microseconds / 1000) : String(format: "%.0f µs", microseconds)
+        stoppable.append(manySystem)
+        let persistence = [
+            PersistenceTarget(
+                accounts: 1000,
+                system: manySystem,
+                trigger: SesameInstance.importMessage(subject: "subject-0", tokenLength: 1200),
+                stateDirectory: many.stateDirectory
+            ),
+            PersistenceTarget(
+                accounts: 1,
+                system: sesame.system,
+                trigger: sesame.messages.trigger,
+                stateDirectory: sesame.stateDirectory
+            ),
+        ]
+        let runner = Runner(systems: [floor, dbus, sesame.system], persistence: persistence, settings: settings)
+        try runner.run()
+        let dbusReply = try dbus.calls(clients: 1, seconds: 0.1, fresh: false)?.number("reply_bytes")
+        return (runner.samples, sesame.sizes, dbusReply.map { Int($0) })
     }
 }

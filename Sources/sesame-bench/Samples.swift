@@ -1,0 +1,92 @@
+import Foundation
+
+/// What one measurement is: each row of the table shows one of these for every system.
+enum Metric: Hashable {
+    /// Server CPU time per GetToken (µs) with this many persistent clients.
+    case serverCPU(clients: Int)
+    /// The D-Bus service's CPU per call (µs), which the bus figure leaves out.
+    case serviceCPU(clients: Int)
+    /// GetToken calls per second with 8 persistent clients.
+    case callRate
+    /// p99 latency (µs) with one client.
+    case latencyP99
+    /// Connect, one GetToken, close: per second with 8 clients.
+    case connectRate
+    /// One event to this many subscribers: ms until the last has it.
+    case broadcast(subscribers: Int)
+    /// One event to this many subscribers: ms from the first subscriber's receipt to the last's.
+    case spread(subscribers: Int)
+    /// One event to this many subscribers: ms until the trigger's own reply.
+    case triggerReply(subscribers: Int)
+    /// Deliveries per second at the largest subscriber count (a burst of events).
+    case deliveries
+    /// Daemon RSS per idle subscriber (bytes).
+    case userPerSubscriber
+    /// Kernel slab per idle subscriber, both ends of the socket and the client's epoll (bytes).
+    case kernelPerSubscriber
+    /// RSS of a fresh, idle instance (bytes).
+    case idleRSS
+    /// exec until ready (ms).
+    case ready
+    /// One persisted change with this many accounts: p50 of the call's latency (ms).
+    case persistedChange(accounts: Int)
+}
+
+/// Every value measured in a run: per metric and system, one value per round.
+struct Samples {
+    private var values: [Metric: [SystemName: [Int: Double]]] = [:]
+
+    /// Records `value` for `metric` of `system` in `round`.
+    mutating func record(_ metric: Metric, _ system: SystemName, round: Int, _ value: Double) {
+        values[metric, default: [:]][system, default: [:]][round] = value
+    }
+
+    /// The values of every round, in round order.
+    func all(_ metric: Metric, _ system: SystemName) -> [Double] {
+        (values[metric]?[system] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    /// The median over the rounds; nil if never measured.
+    func median(_ metric: Metric, _ system: SystemName) -> Double? {
+        Self.median(all(metric, system))
+    }
+
+    /// The median over the rounds of `system`'s value divided by `reference`'s in the same round.
+    func ratio(_ metric: Metric, _ system: SystemName, to reference: SystemName) -> Double? {
+        guard let mine = values[metric]?[system], let theirs = values[metric]?[reference] else { return nil }
+        let ratios = mine.compactMap { round, value in theirs[round].flatMap { $0 > 0 ? value / $0 : nil } }
+        return Self.median(ratios)
+    }
+
+    /// The median of `numbers` (the mean of the middle two for an even count); nil if empty.
+    static func median(_ numbers: [Double]) -> Double? {
+        guard !numbers.isEmpty else { return nil }
+        let sorted = numbers.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// How a metric's values are shown.
+enum Unit {
+    case microseconds, milliseconds, perSecond, bytes, megabytes
+
+    /// One value with its unit.
+    func format(_ value: Double) -> String {
+        switch self {
+        case .microseconds: value < 100 ? String(format: "%.1f µs", value) : String(format: "%.0f µs", value)
+        case .milliseconds: value < 10 ? String(format: "%.2f ms", value) : String(format: "%.1f ms", value)
+        case .perSecond:
+            value < 10_000 ? String(format: "%.2fk/s", value / 1e3) : String(format: "%.1fk/s", value / 1e3)
+        case .bytes: value < 1024 ? String(format: "%.0f B", value) : String(format: "%.1f KiB", value / 1024)
+        case .megabytes: String(format: "%.1f MB", value / 1e6)
+        }
+    }
+
+    /// The median with the rounds' range: "81.2 µs (79.0–85.3)", or "—" if not measured.
+    func cell(_ values: [Double]) -> String {
+        guard let median = Samples.median(values), let low = values.min(), let high = values.max() else { return "—" }
+        if values.count == 1 { return format(median) }
+        return "\(format(median)) (\(format(low))–\(format(high)))"
+    }
+}

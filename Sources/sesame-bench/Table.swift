@@ -1,0 +1,143 @@
+import Foundation
+
+/// What sesamed's figure must be, as ratios to the references in the same run or as a bound.
+struct Target {
+    var floorAtMost: Double? = nil
+    var floorAtLeast: Double? = nil
+    var dbusAtMost: Double? = nil
+    var dbusAtLeast: Double? = nil
+    var atMost: Double? = nil
+    let text: String
+
+    /// "met", "NOT met", or "—" when there is no target or nothing to compare.
+    func verdict(_ samples: Samples, _ metric: Metric) -> String {
+        var checks: [Bool?] = []
+        let floorRatio = samples.ratio(metric, .sesame, to: .floor)
+        let dbusRatio = samples.ratio(metric, .sesame, to: .dbus)
+        if let bound = floorAtMost { checks.append(floorRatio.map { $0 <= bound }) }
+        if let bound = floorAtLeast { checks.append(floorRatio.map { $0 >= bound }) }
+        if let bound = dbusAtMost { checks.append(dbusRatio.map { $0 <= bound }) }
+        if let bound = dbusAtLeast { checks.append(dbusRatio.map { $0 >= bound }) }
+        if let bound = atMost { checks.append(samples.median(metric, .sesame).map { $0 <= bound }) }
+        if checks.isEmpty || checks.contains(where: { $0 == nil }) { return "—" }
+        return checks.allSatisfy { $0 == true } ? "met" : "NOT met"
+    }
+}
+
+/// One line of the table.
+struct Row {
+    let title: String
+    let metric: Metric
+    let unit: Unit
+    let target: Target?
+
+    /// A row showing `metric` in `unit`, held to `target` if any.
+    init(_ title: String, _ metric: Metric, _ unit: Unit, _ target: Target?) {
+        self.title = title
+        self.metric = metric
+        self.unit = unit
+        self.target = target
+    }
+
+    /// The rows of issue 13's table, for the subscriber counts measured.
+    static func all(small: Int, large: Int) -> [Row] {
+        let cpu = Target(floorAtMost: 2.5, dbusAtMost: 0.5, text: "≤ 2.5× floor, ≤ 0.5× dbus")
+        let broadcast = Target(floorAtMost: 1.5, dbusAtMost: 0.5, text: "≤ 1.5× floor, ≥ 2× faster than dbus")
+        let rate = Target(floorAtLeast: 0.5, dbusAtLeast: 2, text: "≥ 0.5× floor and ≥ 2× dbus")
+        let (smallCount, largeCount) = (count(small), count(large))
+        return [
+            Row("server CPU per GetToken, 1 client", .serverCPU(clients: 1), .microseconds, cpu),
+            Row("server CPU per GetToken, 8 clients", .serverCPU(clients: 8), .microseconds, cpu),
+            Row("server CPU per GetToken, 64 clients", .serverCPU(clients: 64), .microseconds, cpu),
+            Row("GetToken/s, 8 persistent clients", .callRate, .perSecond, rate),
+            Row("p99, 1 client", .latencyP99, .microseconds, Target(floorAtMost: 2, text: "≤ 2× floor")),
+            Row(
+                "connect + one GetToken + close, 8 clients",
+                .connectRate,
+                .perSecond,
+                Target(floorAtLeast: 0.4, text: "≥ 0.4× floor")
+            ),
+            Row(
+                "one event to \(smallCount) subscribers, last receipt",
+                .broadcast(subscribers: small),
+                .milliseconds,
+                broadcast
+            ),
+            Row(
+                "one event to \(largeCount) subscribers, last receipt",
+                .broadcast(subscribers: large),
+                .milliseconds,
+                broadcast
+            ),
+            Row(
+                "deliveries/s at \(largeCount) subscribers",
+                .deliveries,
+                .perSecond,
+                Target(floorAtLeast: 0.8, text: "≥ 0.8× floor")
+            ),
+            Row(
+                "daemon memory per idle subscriber (user space)",
+                .userPerSubscriber,
+                .bytes,
+                Target(atMost: 4096, text: "≤ 4 KiB (user space)")
+            ),
+            Row("idle RSS", .idleRSS, .megabytes, Target(atMost: 20e6, text: "≤ 20 MB")),
+            Row("exec → READY=1", .ready, .milliseconds, Target(atMost: 20, text: "≤ 20 ms")),
+            Row(
+                "one persisted change, 1,000 accounts, p50",
+                .persistedChange(accounts: 1000),
+                .milliseconds,
+                Target(atMost: 5, text: "≤ 5 ms p50")
+            ),
+        ]
+    }
+
+    /// Figures shown for context, without a target.
+    static func context(small: Int, large: Int) -> [Row] {
+        let (smallCount, largeCount) = (count(small), count(large))
+        return [
+            Row("first to last receipt, \(smallCount) subscribers", .spread(subscribers: small), .milliseconds, nil),
+            Row("first to last receipt, \(largeCount) subscribers", .spread(subscribers: large), .milliseconds, nil),
+            Row("kernel slab per idle subscriber (both socket ends, system-wide)", .kernelPerSubscriber, .bytes, nil),
+            Row(
+                "trigger's own reply, \(largeCount) subscribers",
+                .triggerReply(subscribers: large),
+                .milliseconds,
+                nil
+            ),
+            Row(
+                "D-Bus service CPU per call, 8 clients (not in the bus figure)",
+                .serviceCPU(clients: 8),
+                .microseconds,
+                nil
+            ),
+            Row("one persisted change, 1 account, p50", .persistedChange(accounts: 1), .milliseconds, nil),
+        ]
+    }
+
+    /// 10000 as "10,000".
+    static func count(_ number: Int) -> String {
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        formatter.groupingSeparator = ","
+        formatter.usesGroupingSeparator = true
+        return formatter.string(from: NSNumber(value: number)) ?? "\(number)"
+    }
+
+    /// The row as a Markdown table line.
+    func line(_ samples: Samples) -> String {
+        let cells = SystemName.allCases.map { unit.cell(samples.all(metric, $0)) }
+        let ratios = [SystemName.floor, .dbus].map { reference in
+            samples.ratio(metric, .sesame, to: reference).map { String(format: "%.2f×", $0) } ?? "—"
+        }
+        let verdict = target?.verdict(samples, metric) ?? "—"
+        return "| \(title) | " + (cells + ratios).joined(separator: " | ")
+            + " | \(target?.text ?? "—") | \(verdict) |"
+    }
+
+    /// The table's header lines.
+    static let header = """
+        | figure | floor | dbus-daemon | sesamed | sesamed/floor | sesamed/dbus | target | verdict |
+        |---|---|---|---|---|---|---|---|
+        """
+}
