@@ -96,4 +96,16 @@ import Testing
         let call = try VarlinkCall(frame: frame)
         #expect(call.method == "a.b.C" && call.parameters == ["k": "v"] && call.oneway)
     }
+
+    /// Varlink: a method is `interface.Method`, the interface a reverse-domain name of at least
+    /// two parts, the method starting with a capital letter; only ASCII letters, digits, `-`, `_`.
+    @Test(arguments: [
+        ("io.sesame.Accounts.List", true), ("a.b.C", true), ("org.varlink.service.GetInfo", true),
+        ("a-b.c_d.M1", true), ("a.B", false), ("a..b.C", false), (".a.b.C", false), ("a.b.C.", false),
+        ("a.b.c", false), ("io.sesame.Accounts.List ", false), ("io.sésame.Accounts.List", false),
+        ("a.b.\u{0301}C", false), ("", false),
+    ])
+    func aMethodNameIsQualifiedOnlyAsVarlinkSays(_ name: String, _ qualified: Bool) {
+        #expect(VarlinkCall.isQualifiedMethodName(name) == qualified)
+    }
 }
