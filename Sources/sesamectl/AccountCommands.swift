@@ -42,10 +42,13 @@ struct Token: AsyncParsableCommand {
     @Argument(help: "The account id (see `sesamectl accounts`).", completion: .accountIDs)
     var account: String
 
+    @Flag(name: .long, help: "Print {accessToken, tokenType, expiresAt} as JSON.")
+    var json = false
+
     func run() async throws {
         try await reportingFailures {
             let token = try await options.withClient { try await $0.accessToken(for: account) }
-            printLine(token.accessToken)
+            printLine(json ? try Formatting.json(token) : token.accessToken)
         }
     }
 }
@@ -59,14 +62,19 @@ struct Logout: AsyncParsableCommand {
     @Argument(help: "The account id.", completion: .accountIDs)
     var account: String
 
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
     func run() async throws {
         try await reportingFailures {
             do {
                 let result = try await options.withClient { try await $0.logout(account) }
-                printLine(Self.line(result))
+                printLine(json ? try Formatting.json(result) : Self.line(result))
             } catch SesameError.refused(.invalidTransition(_, from: .loggedOut, to: .loggedOut)) {
                 // What the person wanted is already so: say it, and succeed.
-                printLine("\(account) is already logged out")
+                printLine(
+                    json ? try Formatting.json(["alreadyLoggedOut": account]) : "\(account) is already logged out"
+                )
             }
         }
     }
@@ -89,10 +97,13 @@ struct Refresh: AsyncParsableCommand {
     @Argument(help: "The account id.", completion: .accountIDs)
     var account: String
 
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
     func run() async throws {
         try await reportingFailures {
             let refreshed = try await options.withClient { try await $0.refresh(account) }
-            printLine(Formatting.accountLine(refreshed))
+            printLine(json ? try Formatting.json(refreshed) : Formatting.accountLine(refreshed))
         }
     }
 }

@@ -20,6 +20,9 @@ struct Status: AsyncParsableCommand {
     @Argument(help: "An account id: report only whether its session is usable.", completion: .accountIDs)
     var account: String?
 
+    @Flag(name: .long, help: "Print the status as JSON.")
+    var json = false
+
     func run() async throws {
         if let account {
             try await accountStatus(account)
@@ -28,6 +31,20 @@ struct Status: AsyncParsableCommand {
         try await reportingFailures {
             let (info, accounts, socketPath) = try await options.withClient { client in
                 (try await client.serviceInfo(), try await client.accounts(), client.socketPath)
+            }
+            guard !json else {
+                struct Daemon: Encodable {
+                    var product, version, socket: String
+                    var accounts: [Account]
+                }
+                let daemon = Daemon(
+                    product: info.product,
+                    version: info.version,
+                    socket: socketPath,
+                    accounts: accounts
+                )
+                printLine(try Formatting.json(daemon))
+                return
             }
             printLine("\(info.product) \(info.version) on \(socketPath)")
             printLine("accounts: \(accounts.count)")
@@ -46,30 +63,43 @@ struct Status: AsyncParsableCommand {
             printError(failure.description)
             throw ExitCode(3)
         }
-        let status = await Self.status(of: id, client)
+        let status = await Self.status(of: id, client, json: json)
         await client.close()
         if status != 0 { throw ExitCode(status) }
     }
 
-    private static func status(of id: String, _ client: SesameClient) async -> Int32 {
+    private static func status(of id: String, _ client: SesameClient, json: Bool) async -> Int32 {
         do {
             let account = try await client.account(id)
             switch account.state {
             case .needsLogin, .loggedOut:
-                printLine("\(id): \(account.state.rawValue); run `sesamectl login \(account.provider)`")
+                let fix = "run `sesamectl login \(account.provider)`"
+                printLine(
+                    json ? Self.json(id, usable: false, account.state) : "\(id): \(account.state.rawValue); \(fix)"
+                )
                 return 1
             case .active, .refreshing, .expired:
                 // An expired token is usable if sesamed can refresh it now; asking is the test.
                 _ = try await client.accessToken(for: id)
-                printLine("\(id): usable")
+                printLine(json ? Self.json(id, usable: true, account.state) : "\(id): usable")
                 return 0
             }
         } catch SesameError.session(.noSuchAccount) {
             printError("no account \(id); see `sesamectl accounts`.")
             return 2
         } catch {
-            printLine("\(id): not usable now: \(error)")
+            printLine(json ? Self.json(id, usable: false, nil) : "\(id): not usable now: \(error)")
             return 1
         }
+    }
+
+    /// One account's status as a JSON object.
+    private static func json(_ id: String, usable: Bool, _ state: SessionState?) -> String {
+        struct AccountStatus: Encodable {
+            var account: String
+            var usable: Bool
+            var state: SessionState?
+        }
+        return (try? Formatting.json(AccountStatus(account: id, usable: usable, state: state))) ?? "{}"
     }
 }

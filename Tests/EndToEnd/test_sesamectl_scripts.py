@@ -1,7 +1,7 @@
 """sesamectl as scripts use it (issue 14): `exec`, the gate that runs a command only with a usable
 session; `status ACCOUNT`'s exit codes; `refresh`; a logout repeated."""
 
-import os
+import json
 import subprocess
 
 from harness import SESAMECTL, call, import_tokens
@@ -127,3 +127,20 @@ def test_removing_a_live_account_needs_force_and_logs_it_out_first(daemon):
     assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": logged_out})
     plain = sesamectl(daemon, "remove", logged_out)
     assert (plain.returncode, plain.stdout) == (0, f"{logged_out} removed\n"), plain.stderr
+
+
+def test_every_command_that_prints_data_prints_json_on_request(daemon):
+    id = account(daemon)
+    status = json.loads(sesamectl(daemon, "status", "--json").stdout)
+    assert status["product"] == "sesamed" and [a["id"] for a in status["accounts"]] == [id]
+    assert json.loads(sesamectl(daemon, "status", id, "--json").stdout) == {
+        "account": id, "usable": True, "state": "active"}
+    token = json.loads(sesamectl(daemon, "token", id, "--json").stdout)
+    assert token["accessToken"] == TOKEN and token["tokenType"] == "Bearer" and "expiresAt" in token
+    providers = json.loads(sesamectl(daemon, "providers", "--json").stdout)
+    assert "google" in [p["name"] for p in providers]
+    logout = json.loads(sesamectl(daemon, "logout", id, "--json").stdout)
+    assert logout["account"]["state"] == "loggedOut" and logout["revokedRemotely"] is False
+    assert json.loads(sesamectl(daemon, "logout", id, "--json").stdout) == {"alreadyLoggedOut": id}
+    after = sesamectl(daemon, "status", id, "--json")
+    assert (after.returncode, json.loads(after.stdout)) == (1, {"account": id, "usable": False, "state": "loggedOut"})

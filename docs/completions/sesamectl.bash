@@ -186,7 +186,7 @@ _sesamectl() {
 
 _sesamectl_status() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
@@ -265,7 +265,7 @@ _sesamectl_login() {
 
 _sesamectl_token() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
@@ -310,7 +310,7 @@ _sesamectl_exec() {
 
 _sesamectl_refresh() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
@@ -368,7 +368,7 @@ _sesamectl_import() {
 
 _sesamectl_logout() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
