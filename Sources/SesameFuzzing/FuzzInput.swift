@@ -8,6 +8,11 @@ public struct FuzzInput {
         self.bytes = ArraySlice(buffer)
     }
 
+    /// Wraps bytes already carved out of another input.
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes[...]
+    }
+
     /// The bytes not taken yet.
     public var remaining: [UInt8] { Array(bytes) }
 

@@ -33,10 +33,3 @@ final class FuzzTransport: HTTPTransport {
         return TransportResponse(status: status, headers: headers, body: Data(body))
     }
 }
-
-extension FuzzInput {
-    /// Wraps bytes already carved out of another input.
-    init(_ bytes: [UInt8]) {
-        self = bytes.withUnsafeBytes { FuzzInput($0) }
-    }
-}

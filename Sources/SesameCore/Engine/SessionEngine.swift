@@ -76,13 +76,12 @@ public actor SessionEngine<Payload: Sendable> {
 
     /// Every account, ordered by id.
     public func list() -> [Account] {
-        accounts.values.map(\.account).sorted { $0.id < $1.id }
+        view.list()
     }
 
     /// The account with this id.
     public func account(_ id: String) throws(SessionError) -> Account {
-        guard let stored = accounts[id] else { throw .noSuchAccount(id) }
-        return stored.account
+        try view.account(id)
     }
 
     /// The sequence number of the last event announced.
