@@ -181,7 +181,8 @@ let package = Package(
             name: "SesameVarlinkTests",
             dependencies: [
                 "SesameVarlink", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOTestUtils", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
         .testTarget(

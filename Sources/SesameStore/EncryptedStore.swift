@@ -24,6 +24,8 @@ public final class EncryptedStore: SessionPersistence {
     private let mark: SequenceMark
     /// The sequence number the mark file holds.
     private let marked: Mutex<UInt64>
+    /// Keeps each account's JSON, so that a change re-encodes only what it changed.
+    private let encoder = Mutex(SnapshotEncoder())
     private let logger: Logger
 
     private init(
@@ -153,12 +155,12 @@ public final class EncryptedStore: SessionPersistence {
         try keys.withLock { keys throws(StoreError) in
             let snapshot = lastSaved.withLock { $0 }
             guard let keyFile = keys.keyFile else {
-                try Self.writeSealed(snapshot, key: keys.primary, path: path)
+                try writeSealed(snapshot, key: keys.primary)
                 return keys.primary.id
             }
             let next = StoreKey.generate(source: keys.primary.source)
             try AtomicFile.write(next.fileContents, to: keyFile + ".next")
-            try Self.writeSealed(snapshot, key: next, path: path)
+            try writeSealed(snapshot, key: next)
             try AtomicFile.move(keyFile + ".next", to: keyFile)
             keys = KeySources.Loaded(primary: next, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
             return next.id
@@ -169,7 +171,7 @@ public final class EncryptedStore: SessionPersistence {
         // The key lock also orders writes against a rekey, which re-seals `lastSaved`: it must
         // never see a snapshot older than the file it replaces.
         try keys.withLock { keys throws(StoreError) in
-            try Self.writeSealed(snapshot, key: keys.primary, path: path)
+            try writeSealed(snapshot, key: keys.primary)
             lastSaved.withLock { $0 = snapshot }
         }
         advanceMark(to: snapshot.lastSequence)
@@ -191,10 +193,11 @@ public final class EncryptedStore: SessionPersistence {
         }
     }
 
-    private static func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey, path: String) throws(StoreError) {
+    private func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey) throws(StoreError) {
         let sealed: Data
         do {
-            sealed = try StoreFormat.seal(try JSONEncoder().encode(snapshot), key: key)
+            let plaintext = try encoder.withLock { try $0.encode(snapshot) }
+            sealed = try StoreFormat.seal(plaintext, key: key)
         } catch {
             throw .undecodable(path: path, reason: "could not seal: \(error)")
         }

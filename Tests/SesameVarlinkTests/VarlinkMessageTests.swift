@@ -8,6 +8,20 @@ import Testing
         try VarlinkCall(frame: ByteBuffer(string: text))
     }
 
+    /// An event is framed once: every subscriber's connection writes the same buffer.
+    @Test func aReplyFramedForStreamingHandsOutOneBuffer() throws {
+        let plain = try VarlinkReply(["n": 1])
+        let reply = plain.framedForStreaming()
+        let first = reply.frame(continues: true)
+        let second = reply.frame(continues: true)
+        #expect(first == plain.frame(continues: true))
+        #expect(reply.frame(continues: false) == plain.frame(continues: false))
+        let address = { (buffer: ByteBuffer) in buffer.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) } }
+        #expect(address(first) == address(second))
+        let (own, another) = (plain.frame(continues: true), plain.frame(continues: true))
+        #expect(address(own) != address(another))
+    }
+
     @Test func parsesACallWithAllMembers() throws {
         let call = try parse(#"{"method":"io.sesame.Events.Subscribe","parameters":{"since":4},"more":true}"#)
         #expect(call.interface == "io.sesame.Events")

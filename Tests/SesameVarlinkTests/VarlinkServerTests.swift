@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import Testing
 
 @testable import SesameVarlink
@@ -12,6 +13,7 @@ private struct TestInterface: VarlinkInterface {
         method Echo(text: string) -> (text: string)
         method Count(n: int) -> (i: int)
         method Peer() -> (uid: int, pid: int)
+        method Where(padding: string) -> (onEventLoop: bool)
         error Boom ()
 
         """
@@ -29,6 +31,8 @@ private struct TestInterface: VarlinkInterface {
             return try VarlinkReply(["i": n - 1])
         case "Peer":
             return try VarlinkReply(["uid": Int(context.peer.uid), "pid": Int(context.peer.pid)])
+        case "Where":
+            return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
         case "Boom":
             throw VarlinkError("org.example.test.Boom")
         default:
@@ -37,14 +41,14 @@ private struct TestInterface: VarlinkInterface {
     }
 }
 
-private func withServer(_ body: (String) async throws -> Void) async throws {
+private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
     let path = directory.appendingPathComponent("nested/test.socket").path
     defer { try? FileManager.default.removeItem(at: directory) }
     let server = try await VarlinkServer.bind(
         .path(path, mode: 0o600),
         configuration: .init(
-            maximumMessageSize: 4096,
+            maximumMessageSize: maximumMessageSize,
             info: .init(vendor: "Test", product: "test", version: "1", url: ""),
             protocolInterface: "test.Protocol"
         ),
@@ -74,6 +78,20 @@ private func withServer(_ body: (String) async throws -> Void) async throws {
                     parameters: ["interface": "org.example.nothing"]
                 )
             }
+            await client.close()
+        }
+    }
+
+    /// A call is answered on the event loop that reads its connection, with no hop to another
+    /// thread; a large one is answered off the loops, which every connection shares.
+    @Test func answersOnTheConnectionsEventLoopAndLargeCallsOffIt() async throws {
+        try await withServer(maximumMessageSize: 1 << 20) { path in
+            let client = try await VarlinkClient.connect(unixSocketPath: path)
+            let small = try await client.call("org.example.test.Where", parameters: ["padding": ""])
+            #expect(small.parameters["onEventLoop"] == true)
+            let padding = String(repeating: "x", count: LargeMessageLane.threshold)
+            let large = try await client.call("org.example.test.Where", parameters: ["padding": .string(padding)])
+            #expect(large.parameters["onEventLoop"] == false)
             await client.close()
         }
     }

@@ -132,7 +132,10 @@ public final class VarlinkServer: Sendable {
                 try await listener.executeThenClose { connections in
                     try await withThrowingDiscardingTaskGroup { group in
                         for try await connection in connections {
-                            group.addTask { await self.serve(connection) }
+                            let executor = EventLoopExecutor(connection.channel.eventLoop)
+                            group.addTask(executorPreference: executor) {
+                                await self.serve(connection, executor: executor)
+                            }
                         }
                         // The listener closed (`shutdown()` closes it): the connections still
                         // open drain, and the group waits for them.
@@ -206,7 +209,7 @@ public final class VarlinkServer: Sendable {
         }.get()
     }
 
-    private func serve(_ connection: Connection) async {
+    private func serve(_ connection: Connection, executor: EventLoopExecutor) async {
         var logger = self.logger
         logger[metadataKey: "peer_uid"] = "\(connection.peer.uid)"
         logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
@@ -238,6 +241,7 @@ public final class VarlinkServer: Sendable {
                     inbound,
                     outbound,
                     channel: channel,
+                    executor: executor,
                     id: id,
                     peer: connection.peer,
                     logger: logger
@@ -288,6 +292,7 @@ public final class VarlinkServer: Sendable {
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
         _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
         channel: any Channel,
+        executor: EventLoopExecutor,
         id: OpenConnections.ID,
         peer: PeerCredentials,
         logger: Logger
@@ -303,16 +308,29 @@ public final class VarlinkServer: Sendable {
                     return
                 }
                 guard connections.begin(id, method: call.method) else { return }
+                // A connection's calls are answered on its event loop, which other connections
+                // share; a large call's handler (decoding its parameters, encoding what it
+                // returns) runs on the cooperative pool instead, so it delays nobody else.
+                let isLarge = frame.readableBytes > LargeMessageLane.threshold
+                let answering: any TaskExecutor = isLarge ? globalConcurrentExecutor : executor
                 guard call.more else {
-                    try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                    if isLarge {
+                        try await withTaskExecutorPreference(answering) {
+                            try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                        }
+                    } else {
+                        try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                    }
                     guard connections.end(id) else { return }
                     // Other connections' calls run between two of this one's, however many it
                     // has pipelined: each answer may complete without suspending, and a
-                    // connection must not keep a thread of the cooperative pool to itself.
+                    // connection must not keep its event loop to itself.
                     await Task.yield()
                     continue
                 }
-                let task = Task { try await self.answer(call, outbound: outbound, peer: peer, logger: logger) }
+                let task = Task(executorPreference: answering) {
+                    try await self.answer(call, outbound: outbound, peer: peer, logger: logger)
+                }
                 connections.stream(id, method: call.method, task: task)
                 if !channel.isActive { task.cancel() }
                 try await withTaskCancellationHandler {

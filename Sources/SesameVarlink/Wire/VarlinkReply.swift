@@ -6,6 +6,9 @@ import NIOCore
 public struct VarlinkReply: Sendable {
     /// The encoded JSON object that becomes the reply's `parameters`.
     public let encodedParameters: ByteBuffer
+    /// The whole intermediate-reply frame, made once by `framedForStreaming()`; every
+    /// subscriber's connection then writes this same buffer instead of a copy of its own.
+    private var continuingFrame: ByteBuffer?
 
     /// Wraps parameters that are already encoded as a JSON object.
     public init(encodedParameters: ByteBuffer) {
@@ -27,6 +30,7 @@ public struct VarlinkReply: Sendable {
 
     /// The wire form of this reply, NUL terminator included.
     public func frame(continues: Bool) -> ByteBuffer {
+        if continues, let continuingFrame { return continuingFrame }
         var buffer = ByteBuffer()
         buffer.reserveCapacity(encodedParameters.readableBytes + 32)
         buffer.writeString(continues ? #"{"continues":true,"parameters":"# : #"{"parameters":"#)
@@ -34,6 +38,15 @@ public struct VarlinkReply: Sendable {
         buffer.writeString("}")
         buffer.writeInteger(UInt8(0))
         return buffer
+    }
+
+    /// This reply with its intermediate frame made now, for a reply sent to many streams (an
+    /// event): `frame(continues: true)` then hands out the one buffer, which NIO writes from
+    /// without copying.
+    public func framedForStreaming() -> VarlinkReply {
+        var reply = self
+        reply.continuingFrame = frame(continues: true)
+        return reply
     }
 }
 
