@@ -202,6 +202,7 @@ let package = Package(
                 "SesameVarlinkTesting", "SesameCoreTesting",
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

@@ -8,17 +8,18 @@ import Testing
         try VarlinkCall(frame: ByteBuffer(string: text))
     }
 
-    /// An event is framed once: every subscriber's connection writes the same buffer.
-    @Test func aReplyFramedForStreamingHandsOutOneBuffer() throws {
+    /// A reply sent many times (an event, a token) is framed once: every connection writes
+    /// the same buffer, and the frame of the other kind is still made fresh and right.
+    @Test(arguments: [true, false]) func aFramedReplyHandsOutOneBuffer(continues: Bool) throws {
         let plain = try VarlinkReply(["n": 1])
-        let reply = plain.framedForStreaming()
-        let first = reply.frame(continues: true)
-        let second = reply.frame(continues: true)
-        #expect(first == plain.frame(continues: true))
-        #expect(reply.frame(continues: false) == plain.frame(continues: false))
+        let reply = plain.framed(continues: continues)
+        let first = reply.frame(continues: continues)
+        let second = reply.frame(continues: continues)
+        #expect(first == plain.frame(continues: continues))
+        #expect(reply.frame(continues: !continues) == plain.frame(continues: !continues))
         let address = { (buffer: ByteBuffer) in buffer.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) } }
         #expect(address(first) == address(second))
-        let (own, another) = (plain.frame(continues: true), plain.frame(continues: true))
+        let (own, another) = (plain.frame(continues: continues), plain.frame(continues: continues))
         #expect(address(own) != address(another))
     }
 

@@ -15,6 +15,7 @@ struct AccountsInterface: VarlinkInterface {
     let providers: Providers
     let trust: Trust
     let pendingLogins = PendingLogins()
+    let tokenReplies = TokenReplies()
 
     /// The method table: every method of the contract, to its handler.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
@@ -60,19 +61,14 @@ struct AccountsInterface: VarlinkInterface {
         } else {
             tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
         }
-        return try VarlinkReply(
-            GetTokenReply(
-                accessToken: tokens.accessToken,
-                tokenType: tokens.tokenType,
-                expiresAt: tokens.accessTokenExpiresAt
-            )
-        )
+        return try tokenReplies.reply(for: account.id, tokens: tokens)
     }
 
     private func logout(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
         let account = try engine.account(request.account, for: caller, requiring: .logout)
+        defer { tokenReplies.forget(account.id) }
         let patience = (try? providers.adapter(account.provider).configuration).map {
             $0.tokenRequestTimeout + $0.requestTimeout
         }
@@ -117,6 +113,7 @@ struct AccountsInterface: VarlinkInterface {
         -> VarlinkReply
     {
         _ = try engine.account(request.account, for: caller, requiring: .manage)
+        defer { tokenReplies.forget(request.account) }
         try await engine.remove(request.account)
         context.logger.info("account removed", metadata: ["account": "\(request.account)"])
         return .empty

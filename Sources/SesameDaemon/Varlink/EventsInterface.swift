@@ -90,7 +90,7 @@ enum EventReply {
             account: event.account,
             provider: event.provider,
             owner: event.owner,
-            reply: ((try? VarlinkReply(SubscribeReply(event: event))) ?? .empty).framedForStreaming()
+            reply: ((try? VarlinkReply(SubscribeReply(event: event))) ?? .empty).framed(continues: true)
         )
     }
 }

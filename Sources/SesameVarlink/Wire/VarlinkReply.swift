@@ -6,9 +6,9 @@ import NIOCore
 public struct VarlinkReply: Sendable {
     /// The encoded JSON object that becomes the reply's `parameters`.
     public let encodedParameters: ByteBuffer
-    /// The whole intermediate-reply frame, made once by `framedForStreaming()`; every
-    /// subscriber's connection then writes this same buffer instead of a copy of its own.
-    private var continuingFrame: ByteBuffer?
+    /// The whole frame, made once by `framed(continues:)`: every connection it is sent to
+    /// then writes this same buffer instead of a copy of its own.
+    private var madeFrame: (continues: Bool, frame: ByteBuffer)?
 
     /// Wraps parameters that are already encoded as a JSON object.
     public init(encodedParameters: ByteBuffer) {
@@ -30,7 +30,7 @@ public struct VarlinkReply: Sendable {
 
     /// The wire form of this reply, NUL terminator included.
     public func frame(continues: Bool) -> ByteBuffer {
-        if continues, let continuingFrame { return continuingFrame }
+        if let madeFrame, madeFrame.continues == continues { return madeFrame.frame }
         var buffer = ByteBuffer()
         buffer.reserveCapacity(encodedParameters.readableBytes + 32)
         buffer.writeString(continues ? #"{"continues":true,"parameters":"# : #"{"parameters":"#)
@@ -40,12 +40,12 @@ public struct VarlinkReply: Sendable {
         return buffer
     }
 
-    /// This reply with its intermediate frame made now, for a reply sent to many streams (an
-    /// event): `frame(continues: true)` then hands out the one buffer, which NIO writes from
-    /// without copying.
-    public func framedForStreaming() -> VarlinkReply {
+    /// This reply with its frame made now, for a reply sent many times (an event to every
+    /// subscriber, a token to every caller): `frame(continues:)` then hands out the one buffer,
+    /// which NIO writes from without copying.
+    public func framed(continues: Bool) -> VarlinkReply {
         var reply = self
-        reply.continuingFrame = frame(continues: true)
+        reply.madeFrame = (continues, frame(continues: continues))
         return reply
     }
 }
