@@ -108,6 +108,8 @@ let package = Package(
         // Varlink load and subscriber client, and the D-Bus reference service and clients.
         .target(name: "CBenchSupport"),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // libqrencode: the QR code of the verification URI that `sesamectl login` draws.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .executableTarget(name: "bench-floor"),
         .executableTarget(name: "bench-client", dependencies: ["CBenchSupport"]),
         .executableTarget(name: "bench-dbus", dependencies: ["CBenchSupport", "CDBus"]),
@@ -156,6 +158,7 @@ let package = Package(
         .executableTarget(
             name: "sesamectl",
             dependencies: [
+                "CQREncode",
                 "SesameClient",
                 "SesameCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -45,6 +45,9 @@ public enum LoginProgress: Sendable, Hashable {
     case authorization(BrowserAuthorization)
     /// The account is logged in.
     case done(Account)
+    /// While a device login polls: what troubles the provider, a short fixed sentence
+    /// ("the provider answered 503; still trying"); nil once it has passed.
+    case trouble(String?)
 
     /// Reads a reply of `Login`; nil for a kind of reply this version does not know.
     init?(_ reply: LoginReply) {
@@ -54,6 +57,8 @@ public enum LoginProgress: Sendable, Hashable {
             self = .authorization(authorization)
         } else if let account = reply.account {
             self = .done(account)
+        } else if let trouble = reply.trouble {
+            self = .trouble(trouble.isEmpty ? nil : trouble)
         } else {
             return nil
         }

@@ -124,12 +124,21 @@ public struct LoginReply: Sendable, Codable, Hashable {
     public var authorization: Authorization?
     /// The logged-in account, in the last reply.
     public var account: Account?
+    /// While a device login polls: what troubles the provider, a short fixed sentence (never
+    /// the provider's words), alone in a reply; the empty string once it has passed.
+    public var trouble: String?
 
     /// Creates a reply.
-    public init(verification: Verification? = nil, authorization: Authorization? = nil, account: Account? = nil) {
+    public init(
+        verification: Verification? = nil,
+        authorization: Authorization? = nil,
+        account: Account? = nil,
+        trouble: String? = nil
+    ) {
         self.verification = verification
         self.authorization = authorization
         self.account = account
+        self.trouble = trouble
     }
 }
 

@@ -85,6 +85,8 @@ public final class GenericOIDCProvider: ProviderAdapter {
     ) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await tokenEndpoint()
         var interval = authorization.interval
+        // Whether the last poll met trouble, so that its passing is said once.
+        var troubled = false
         while true {
             do {
                 try await http.clock.sleep(for: interval)
@@ -102,12 +104,14 @@ public final class GenericOIDCProvider: ProviderAdapter {
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
             } catch .rejected(error: "authorization_pending", _) {
-                continue
+                if troubled { await DeviceLoginTrouble.reporter?(nil) }
+                troubled = false
             } catch .rejected(error: "slow_down", _) {
                 interval += .seconds(5)
-            } catch .transient {
+            } catch .transient(let reason, _) {
                 // Keep polling at the same pace until the code expires; the provider may come back.
-                continue
+                if !Task.isCancelled { await DeviceLoginTrouble.reporter?(DeviceLoginTrouble.sentence(for: reason)) }
+                troubled = true
             }
         }
     }

@@ -12,6 +12,9 @@ struct Accounts: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the accounts as a JSON array.")
     var json = false
 
+    @Flag(name: .long, help: "Leave out the table's header (shown on a terminal).")
+    var noLegend = false
+
     /// For shell completion: the ids alone, one a line.
     @Flag(name: .long, help: .hidden)
     var ids = false
@@ -24,7 +27,14 @@ struct Accounts: AsyncParsableCommand {
             } else if json {
                 printLine(try Formatting.json(accounts))
             } else {
-                accounts.map(Formatting.accountLine).forEach(printLine)
+                let terminal = Terminal(STDOUT_FILENO)
+                if accounts.isEmpty {
+                    // Off a terminal an empty list is no lines, as scripts expect.
+                    if terminal.isTerminal { printLine("no accounts") }
+                    return
+                }
+                let legend = terminal.isTerminal && !noLegend
+                Formatting.accountTable(accounts, legend: legend, on: terminal).forEach(printLine)
             }
         }
     }
@@ -45,9 +55,25 @@ struct Token: AsyncParsableCommand {
     @Flag(name: .long, help: "Print {accessToken, tokenType, expiresAt} as JSON.")
     var json = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refresh first when the token would expire within SECONDS (as far as the provider's token lifetime allows).",
+            valueName: "SECONDS"
+        )
+    )
+    var minValid: UInt32?
+
     func run() async throws {
         try await reportingFailures {
-            let token = try await options.withClient { try await $0.accessToken(for: account) }
+            let token = try await options.withClient { client in
+                let token = try await client.accessToken(for: account)
+                guard let minValid, let expiry = token.expiresAt,
+                    expiry < Date().addingTimeInterval(TimeInterval(minValid))
+                else { return token }
+                _ = try await client.refresh(account)
+                return try await client.accessToken(for: account)
+            }
             printLine(json ? try Formatting.json(token) : token.accessToken)
         }
     }
@@ -185,6 +211,9 @@ struct Import: AsyncParsableCommand {
     @Option(name: .long, help: "The redirect URI the code was issued for (with --code).")
     var redirectUri: String?
 
+    @Flag(name: .long, help: "Print the account as JSON.")
+    var json = false
+
     func validate() throws {
         if code == nil && subject == nil { throw ValidationError("Give --subject with a token response, or --code.") }
         if code != nil && subject != nil {
@@ -222,7 +251,7 @@ struct Import: AsyncParsableCommand {
                     )
                 )
             }
-            printLine(account.id)
+            printLine(json ? try Formatting.json(account) : account.id)
         }
     }
 
@@ -242,7 +271,9 @@ struct Import: AsyncParsableCommand {
         let account = try await options.withClient { client in
             try await client.redeemCode(provider: provider, handover, displayName: displayName)
         }
-        printLine("logged in: \(account.id) (\(account.displayName ?? account.subject))")
+        printLine(
+            json ? try Formatting.json(account) : "logged in: \(account.id) (\(account.displayName ?? account.subject))"
+        )
     }
 
     /// The bare code, or JSON with `code` and what the authorization request was bound to.

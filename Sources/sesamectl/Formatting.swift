@@ -17,7 +17,53 @@ enum Formatting {
     static func accountLine(_ account: Account) -> String {
         var line =
             "\(account.id)  \(account.provider)  \(account.displayName ?? account.subject)  \(account.state.rawValue)"
-        if let expiry = account.accessTokenExpiresAt { line += "  expires \(time(expiry))" }
+        if let expiry = account.accessTokenExpiresAt {
+            line += expiry > Date() ? "  expires \(time(expiry))" : "  expired"
+        }
         return line
+    }
+
+    /// When the access token expires: its time, "expired" once that has passed (never a past
+    /// time as if it were to come), or "-" without one.
+    static func expiry(_ account: Account, now: Date = Date()) -> String {
+        guard let expiry = account.accessTokenExpiresAt else { return "-" }
+        return expiry > now ? time(expiry) : "expired"
+    }
+
+    /// The accounts as a table: aligned columns, the header unless `legend` is false, the
+    /// state coloured when `terminal` allows colours.
+    static func accountTable(_ accounts: [Account], legend: Bool, on terminal: Terminal, now: Date = Date())
+        -> [String]
+    {
+        let header = ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"]
+        let rows = accounts.map { account in
+            [
+                account.id, account.provider, (account.displayName ?? account.subject).forDisplay(limit: 40),
+                account.state.rawValue, expiry(account, now: now),
+            ]
+        }
+        let table = (legend ? [header] : []) + rows
+        let widths = header.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
+        return table.enumerated().map { index, row in
+            let isHeader = legend && index == 0
+            let cells = row.enumerated().map { column, cell -> String in
+                // The last column is not padded: no trailing blanks.
+                let padded =
+                    column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                if isHeader { return terminal.styled(padded, "1") }
+                return column == 3 ? terminal.styled(padded, stateColour(cell)) : padded
+            }
+            return cells.joined(separator: "  ")
+        }
+    }
+
+    /// The SGR colour of a state: green usable, yellow passing, red needs a person, faint gone.
+    private static func stateColour(_ state: String) -> String {
+        switch SessionState(rawValue: state) {
+        case .active: "32"
+        case .refreshing, .expired: "33"
+        case .needsLogin: "31"
+        case .loggedOut, nil: "2"
+        }
     }
 }

@@ -10,9 +10,12 @@ struct Login: AsyncParsableCommand {
         discussion: """
             sesamectl uses the flow the provider's file names (`flow`), unless --device or \
             --browser chooses one. With the device flow, sesamectl shows where to go and the code \
-            to enter, and counts down until the code expires. With the browser (authorization \
-            code) flow, sesamectl listens on 127.0.0.1 for the redirect (the browser belongs to \
-            you, not to the daemon, which may run as a system service) and prints the URL to open.
+            to enter, on a terminal with a QR code of the page when the terminal is large enough, \
+            and counts down until the code expires; trouble at the provider is shown as it \
+            happens. With the browser (authorization code) flow, sesamectl listens on 127.0.0.1 \
+            for the redirect (the browser belongs to you, not to the daemon, which may run as a \
+            system service), opens the browser with xdg-open when there is a display, and prints \
+            the URL. Ctrl-C cancels the login, in sesamed too, and exits 130.
             """
     )
 
@@ -39,10 +42,24 @@ struct Login: AsyncParsableCommand {
     @Option(name: .long, help: "Scope to ask for instead of the provider's configured ones (repeatable).")
     var scope: [String] = []
 
+    @Flag(name: .long, help: "Only print the browser login's URL; do not open a browser.")
+    var noBrowser = false
+
+    @Flag(name: .long, help: "Print the account as JSON on stdout (what to do goes to stderr then).")
+    var json = false
+
     func run() async throws {
         try await reportingFailures {
-            let account = try await options.withClient { try await login($0) }
-            printLine("logged in: \(account.id) (\(account.displayName ?? account.subject))")
+            let interrupt = InterruptHandler()
+            let screen = Terminal(json ? STDERR_FILENO : STDOUT_FILENO)
+            let account = try await interrupt.during {
+                try await options.withClient { try await login($0, screen: screen, interrupt: interrupt) }
+            }
+            if json {
+                printLine(try Formatting.json(account))
+            } else {
+                screen.line("logged in: \(account.id) (\(account.displayName ?? account.subject))")
+            }
         }
     }
 
@@ -50,7 +67,53 @@ struct Login: AsyncParsableCommand {
     /// the device flow was chosen, the loopback listener is opened first, as the redirect target
     /// the browser flow needs; it costs one socket, and is closed again when sesamed starts a
     /// device login instead.
-    private func login(_ client: SesameClient) async throws -> Account {
+    private func login(_ client: SesameClient, screen: Terminal, interrupt: InterruptHandler) async throws -> Account {
+        let info = try await providerInfo(client)
+        let device = flow == .device || (flow == nil && info.defaultFlow == .device)
+        var listener = device ? nil : try LoopbackListener(registered: info.redirectURI)
+        var line: StatusLine?
+        var ticker: Task<Void, Never>?
+        // Whatever ends the login, the live line is gone before anything else is printed.
+        defer {
+            ticker?.cancel()
+            line?.stop()
+        }
+        let progress = try await client.login(
+            provider: provider,
+            flow: flow.map { $0 == .device ? .device : .authorizationCode },
+            redirectURI: listener?.redirectURI,
+            scopes: scope.isEmpty ? nil : scope
+        )
+        for try await step in progress {
+            switch step {
+            case .verification(let verification):
+                listener = nil
+                DeviceScreen.show(verification, provider: provider, on: screen)
+                let status = StatusLine(
+                    on: screen,
+                    waiting: "waiting for approval",
+                    deadline: verification.expiresAt,
+                    deadlineLabel: "the code expires in"
+                )
+                (line, ticker) = (status, Task { await status.run() })
+                interrupt.clears(status)
+            case .trouble(let trouble):
+                line?.set(trouble: trouble)
+            case .authorization(let authorization):
+                guard let listener else {
+                    throw ExitFailure.message("sesamed started a browser login, which --device ruled out.")
+                }
+                let browser = BrowserLogin(client: client, screen: screen, openBrowser: !noBrowser)
+                return try await browser.run(authorization, listener, interrupt: interrupt)
+            case .done(let account):
+                return account
+            }
+        }
+        throw ExitFailure.message("sesamed ended the login without an answer.")
+    }
+
+    /// The provider as sesamed has it configured, when it offers a login sesamectl can drive.
+    private func providerInfo(_ client: SesameClient) async throws -> ProviderInfo {
         let configured = try await client.providers()
         guard let info = configured.first(where: { $0.name == provider }) else {
             let names = configured.map(\.name).joined(separator: ", ")
@@ -62,75 +125,6 @@ struct Login: AsyncParsableCommand {
         guard !info.flows.isEmpty else {
             throw ExitFailure.message(info.loginUnavailable ?? "\(provider) offers no login flow sesamectl can drive.")
         }
-        let device = flow == .device || (flow == nil && info.defaultFlow == .device)
-        var listener = device ? nil : try LoopbackListener(registered: info.redirectURI)
-        var countdown: Task<Void, Never>?
-        defer { countdown?.cancel() }
-        let progress = try await client.login(
-            provider: provider,
-            flow: flow.map { $0 == .device ? .device : .authorizationCode },
-            redirectURI: listener?.redirectURI,
-            scopes: scope.isEmpty ? nil : scope
-        )
-        for try await step in progress {
-            switch step {
-            case .verification(let verification):
-                listener = nil
-                printLine("Open \(verification.uri) and enter the code \(verification.userCode)")
-                if let complete = verification.uriComplete { printLine("  (or open \(complete))") }
-                countdown = Task { await Self.countDown(to: verification.expiresAt) }
-            case .authorization(let authorization):
-                guard let listener else {
-                    throw ExitFailure.message("sesamed started a browser login, which --device ruled out.")
-                }
-                return try await browserLogin(client, authorization, listener)
-            case .done(let account):
-                return account
-            }
-        }
-        throw ExitFailure.message("sesamed ended the login without an answer.")
-    }
-
-    /// A live countdown on the terminal; nothing when output is not a terminal.
-    private static func countDown(to deadline: Date) async {
-        guard isatty(STDERR_FILENO) == 1 else { return }
-        while !Task.isCancelled {
-            let left = max(0, Int(deadline.timeIntervalSinceNow))
-            Output.write(
-                "\r  waiting for approval, code expires in \(left / 60):\(String(format: "%02d", left % 60)) ",
-                to: STDERR_FILENO
-            )
-            try? await Task.sleep(for: .seconds(1))
-        }
-        Output.write("\r\u{1B}[K", to: STDERR_FILENO)
-    }
-
-    /// Shows the URL to open, waits for the browser to come back, has sesamed exchange the code,
-    /// and only then tells the browser how it ended.
-    private func browserLogin(
-        _ client: SesameClient,
-        _ authorization: BrowserAuthorization,
-        _ listener: LoopbackListener
-    ) async throws -> Account {
-        let minutes = LoopbackListener.timeout.components.seconds / 60
-        printLine("Open this URL in your browser to log in (waiting up to \(minutes) minutes for the browser):")
-        printLine(authorization.url)
-        let redirect = try await listener.waitForRedirect(state: authorization.state)
-        switch redirect.outcome {
-        case .refused(let error, let description):
-            var said = error.forDisplay(limit: 100)
-            if let description { said += " (\(description.forDisplay(limit: 300)))" }
-            redirect.answer(BrowserPage.html("The provider refused the login: \(said). You may close this tab."))
-            throw ExitFailure.message("the provider refused the login: \(said).")
-        case .code(let code):
-            do {
-                let account = try await client.completeLogin(state: authorization.state, code: code)
-                redirect.answer(BrowserPage.loggedIn(account))
-                return account
-            } catch {
-                redirect.answer(BrowserPage.failed("\(error)"))
-                throw error
-            }
-        }
+        return info
     }
 }

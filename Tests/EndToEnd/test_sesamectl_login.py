@@ -123,4 +123,4 @@ def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text, page.text[:2000]
     assert "<script>" not in page.text and "<b>" not in page.text and len(page.text) < 4000
     assert process.returncode == 1 and "<script>alert(1)</script>" in err and "\x1b" not in err, err
-    assert "waiting up to 5 minutes for the browser" in first, first
+    assert "waiting up to 5:00 for the browser" in first, first

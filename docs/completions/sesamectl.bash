@@ -209,7 +209,7 @@ _sesamectl_status() {
 
 _sesamectl_accounts() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --no-legend --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 0
@@ -239,7 +239,7 @@ _sesamectl_providers() {
 
 _sesamectl_login() {
     repeating_flags=()
-    non_repeating_flags=(--device --browser --version -h --help)
+    non_repeating_flags=(--device --browser --no-browser --json --version -h --help)
     repeating_options=(--scope)
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
@@ -267,12 +267,15 @@ _sesamectl_token() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --min-valid)
     __sesamectl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--min-valid')
         return
         ;;
     esac
@@ -333,7 +336,7 @@ _sesamectl_refresh() {
 
 _sesamectl_import() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --subject --display-name --code --redirect-uri)
     __sesamectl_offer_flags_options 1

@@ -28,7 +28,9 @@ extension AccountsInterface {
                     expiresAt: authorization.expiresAt
                 )
                 try await context.send(VarlinkReply(LoginReply(verification: verification)))
-                let login = try await adapter.finishDeviceLogin(authorization)
+                let login = try await DeviceLoginTrouble.$reporter.withValue(Self.troubleReporter(context)) {
+                    try await adapter.finishDeviceLogin(authorization)
+                }
                 return try await accountReply(
                     for: login,
                     provider: request.provider,
@@ -134,11 +136,20 @@ extension AccountsInterface {
         }
     }
 
-    /// Logs how a login ended at the provider, or that its caller gave up on it.
+    /// Passes device polling's trouble on to the caller as it happens, in replies of their own
+    /// (the sentences are fixed ones, never the provider's words); a caller that has gone is
+    /// noticed by the server, which cancels the call.
+    private static func troubleReporter(_ context: VarlinkCallContext) -> @Sendable (String?) async -> Void {
+        { trouble in
+            try? await context.send(VarlinkReply(LoginReply(trouble: trouble ?? "")))
+        }
+    }
+
+    /// Logs how a login ended at the provider, or that its caller cancelled it.
     static func log(_ error: ProviderError, ofLoginWith provider: String, context: VarlinkCallContext) {
         if Task.isCancelled {
             // The caller hung up (Ctrl-C) or sesamed is stopping: nothing failed at the provider.
-            context.logger.info("login abandoned by its caller", metadata: ["provider": "\(provider)"])
+            context.logger.info("login cancelled by its caller", metadata: ["provider": "\(provider)"])
         } else {
             context.logger.notice("login failed", metadata: ["provider": "\(provider)", "error": "\(error)"])
         }
