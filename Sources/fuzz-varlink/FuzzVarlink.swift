@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import SesameFuzzing
 import SesameProtocol
@@ -30,9 +31,17 @@ func fuzzVarlink(_ buffer: UnsafeRawBufferPointer) {
     }
 }
 
-/// Reads one frame both ways; a call that parses must survive its own re-encoding unchanged.
+/// Reads one frame both ways. A call that parses must be JSON that Foundation reads as the
+/// same call (the envelope is read without a decoder), and must survive its own re-encoding.
 private func readFrame(_ frame: ByteBuffer) {
     if let call = try? VarlinkCall(frame: frame) {
+        let object = try? JSONSerialization.jsonObject(with: Data(frame.readableBytesView)) as? [String: Any]
+        precondition(object != nil, "a call that parsed is not JSON to Foundation")
+        precondition(
+            object?["method"] as? String == call.method && (object?["more"] as? Bool ?? false) == call.more
+                && (object?["oneway"] as? Bool ?? false) == call.oneway,
+            "a call that parsed reads as another call to Foundation"
+        )
         for types in contractTypes() { _ = try? call.decodeParameters(types.parameters) }
         guard let encoded = try? call.frame(), let again = try? VarlinkCall(frame: encoded.withoutTerminator())
         else {

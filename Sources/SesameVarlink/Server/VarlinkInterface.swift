@@ -23,8 +23,18 @@ public protocol VarlinkErrorConvertible: Error {
 public struct VarlinkCallContext: Sendable {
     /// The calling process, as the kernel reported it when it connected.
     public let peer: PeerCredentials
-    /// A logger that already carries the peer's identity as metadata.
-    public let logger: Logger
+    /// A logger that already carries the peer's identity and the method as metadata. Made when
+    /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
+    /// most calls log nothing.
+    public var logger: Logger {
+        guard let method else { return baseLogger }
+        var logger = baseLogger
+        logger[metadataKey: "method"] = "\(method)"
+        return logger
+    }
+    private let baseLogger: Logger
+    /// The method, for the logger's metadata; nil for in-process calls, whose logger is as given.
+    private let method: String?
     private let outbound: Outbound
     private let streaming: Bool
 
@@ -38,7 +48,8 @@ public struct VarlinkCallContext: Sendable {
     init(peer: PeerCredentials, logger: Logger, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?, call: VarlinkCall)
     {
         self.peer = peer
-        self.logger = logger
+        self.baseLogger = logger
+        self.method = call.method
         self.outbound = call.oneway ? .none : outbound.map(Outbound.connection) ?? .none
         self.streaming = call.more
     }
@@ -52,7 +63,8 @@ public struct VarlinkCallContext: Sendable {
         send: @escaping @Sendable (VarlinkReply) async throws -> Void
     ) {
         self.peer = peer
-        self.logger = logger
+        self.baseLogger = logger
+        self.method = nil
         self.outbound = .inProcess(send)
         self.streaming = streaming
     }

@@ -355,8 +355,6 @@ public final class VarlinkServer: Sendable {
         peer: PeerCredentials,
         logger: Logger
     ) async throws {
-        var logger = logger
-        logger[metadataKey: "method"] = "\(call.method)"
         let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
         let result: ByteBuffer
         do {
@@ -365,21 +363,21 @@ public final class VarlinkServer: Sendable {
             }
             result = try await interface.handle(call, context: context).frame(continues: false)
         } catch let error as VarlinkError {
-            logger.debug("call failed", metadata: ["error": "\(error.name)"])
+            context.logger.debug("call failed", metadata: ["error": "\(error.name)"])
             result = error.frame()
         } catch let error as any VarlinkErrorConvertible {
-            logger.debug("call failed", metadata: ["error": "\(error.varlinkError.name)"])
+            context.logger.debug("call failed", metadata: ["error": "\(error.varlinkError.name)"])
             result = error.varlinkError.frame()
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as ChannelError where error == .ioOnClosedChannel || error == .outputClosed {
             // The peer hung up while the call was still sending replies: how a client ends a
             // `more` call it no longer wants, not a failure.
-            logger.debug("peer hung up during the call")
+            context.logger.debug("peer hung up during the call")
             throw error
         } catch {
             // Unknown errors may carry anything; only their type reaches the log, never the peer.
-            logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
+            context.logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
             result = VarlinkError(protocolInterface + ".InternalError").frame()
         }
         if !call.oneway {

@@ -1,11 +1,16 @@
 import Foundation
 
-/// What one pass over a message's bytes finds before any decoding: nesting deeper than the
-/// limit, or an object that names a key twice. RFC 8259 §4 leaves repeated names to each
-/// parser, and parsers differ (Foundation keeps the first, many keep the last), so a proxy
-/// that filters calls could read another call than sesamed runs; Sesame refuses them instead.
-/// The pass is linear in the message's size whatever its shape, so a deeply nested message
-/// costs no more to refuse than a flat one of the same length.
+/// One pass over a message's bytes before anything is decoded: the JSON grammar of RFC 8259
+/// checked strictly (§2–§8: values, objects, arrays, numbers, strings and their escapes, UTF-8),
+/// nesting deeper than the limit refused, an object that names a key twice refused, and where
+/// each member of the top-level object lies, so a call's envelope is read without a decoder and
+/// its parameters are decoded once, from their own bytes.
+///
+/// RFC 8259 §4 leaves repeated names to each parser, and parsers differ (Foundation keeps the
+/// first, many keep the last), so a proxy that filters calls could read another call than
+/// sesamed runs; Sesame refuses them instead. The pass is linear in the message's size whatever
+/// its shape (recursion stops at the depth limit), so a deeply nested message costs no more to
+/// refuse than a flat one of the same length.
 enum JSONShape {
     /// Why a message's shape is refused.
     enum Problem: Error, Equatable {
@@ -16,72 +21,275 @@ enum JSONShape {
         /// A key is not ASCII. Varlink names are ASCII identifiers, and two non-ASCII spellings
         /// can be the same key to a parser that compares canonically equivalent strings.
         case keyNotASCII
+        /// Not JSON: what is wrong, and at which byte.
+        case malformed(String, offset: Int)
     }
 
-    /// An open array or object, and for an object the keys seen so far.
-    private struct Container {
-        var keys: Set<[UInt8]>?
-        var expectsKey = false
+    /// A member of the top-level object: its name as a parser reads it, and its value's bytes.
+    struct Member {
+        var name: [UInt8]
+        var value: Range<Int>
     }
 
-    /// Checks `bytes`, assumed to be JSON (what is not JSON is left to the decoder to refuse).
-    /// It reads raw memory, not a collection: at about a nanosecond a byte even unoptimised, a
-    /// 1 MiB message costs milliseconds, not the half second a generic index walk cost.
-    static func check(_ bytes: UnsafeRawBufferPointer, depthLimit: Int) throws(Problem) {
-        var open: [Container] = []
+    /// Checks `bytes` and returns the members of the top-level object, in order; nil when the
+    /// bytes are JSON but not an object.
+    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int) throws(Problem) -> [Member]? {
+        // Structure is ASCII; only strings may hold other bytes, and all of them must be UTF-8
+        // (§8.1). Checked once for the whole message, and only when a byte is not ASCII.
+        if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
+            throw .malformed("not UTF-8", offset: 0)
+        }
+        var scanner = Scanner(bytes: bytes, depthLimit: depthLimit)
+        return try scanner.document()
+    }
+
+    /// The grammar, one byte at a time; objects and arrays recurse at most `depthLimit` deep.
+    private struct Scanner {
+        let bytes: UnsafeRawBufferPointer
+        let depthLimit: Int
         var index = 0
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
+        var topLevel: [Member]?
+
+        init(bytes: UnsafeRawBufferPointer, depthLimit: Int) {
+            self.bytes = bytes
+            self.depthLimit = depthLimit
+        }
+
+        /// The byte at `index`, or NUL past the end (NUL never starts or continues a token).
+        private var current: UInt8 { index < bytes.count ? bytes[index] : 0 }
+
+        private func malformed(_ what: String) -> Problem { .malformed(what, offset: index) }
+
+        /// §2: one value with optional whitespace around it, and nothing else.
+        mutating func document() throws(Problem) -> [Member]? {
+            skipWhitespace()
+            let isObject = current == UInt8(ascii: "{")
+            try value(depth: 0)
+            skipWhitespace()
+            guard index == bytes.count else { throw malformed("more after the JSON value") }
+            return isObject ? topLevel : nil
+        }
+
+        private mutating func value(depth: Int) throws(Problem) {
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: "{"): try object(depth: depth + 1)
+            case UInt8(ascii: "["): try array(depth: depth + 1)
+            case UInt8(ascii: "\""): _ = try string()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            default: throw malformed(index < bytes.count ? "unexpected character" : "unexpected end")
+            }
+        }
+
+        /// §4. The members of the top-level object (depth 1) are kept with their values' bytes.
+        private mutating func object(depth: Int) throws(Problem) {
+            guard depth <= depthLimit else { throw .tooDeep(limit: depthLimit) }
             index += 1
-            switch byte {
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                guard open.count < depthLimit else { throw .tooDeep(limit: depthLimit) }
-                let isObject = byte == UInt8(ascii: "{")
-                open.append(Container(keys: isObject ? [] : nil, expectsKey: isObject))
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                _ = open.popLast()
-            case UInt8(ascii: ","):
-                if open.last?.keys != nil { open[open.count - 1].expectsKey = true }
-            case UInt8(ascii: "\""):
-                let start = index
-                index = endOfString(bytes, from: index)
-                guard let container = open.last, container.expectsKey else { continue }
-                open[open.count - 1].expectsKey = false
-                let key = unescaped(Array(bytes[start..<max(start, index - 1)]))
+            var keys = Keys()
+            var members: [Member] = []
+            skipWhitespace()
+            if current == UInt8(ascii: "}") {
+                index += 1
+                if depth == 1 { topLevel = [] }
+                return
+            }
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw malformed("expected a key") }
+                let key = Self.unescaped(Array(bytes[try string()]))
                 guard key.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
-                guard open[open.count - 1].keys?.insert(key).inserted == true else {
-                    throw .duplicateKey(String(decoding: key.prefix(64), as: UTF8.self))
+                guard keys.insert(key) else { throw .duplicateKey(String(decoding: key.prefix(64), as: UTF8.self)) }
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw malformed("expected ':'") }
+                index += 1
+                skipWhitespace()
+                let start = index
+                try value(depth: depth)
+                if depth == 1 { members.append(Member(name: key, value: start..<index)) }
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","):
+                    index += 1
+                case UInt8(ascii: "}"):
+                    index += 1
+                    if depth == 1 { topLevel = members }
+                    return
+                default:
+                    throw malformed("expected ',' or '}'")
+                }
+            }
+        }
+
+        /// §5.
+        private mutating func array(depth: Int) throws(Problem) {
+            guard depth <= depthLimit else { throw .tooDeep(limit: depthLimit) }
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "]") {
+                index += 1
+                return
+            }
+            while true {
+                try value(depth: depth)
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"):
+                    index += 1
+                    return
+                default: throw malformed("expected ',' or ']'")
+                }
+            }
+        }
+
+        /// §7: reads a string whose opening quote is at `index`; the bytes between the quotes.
+        private mutating func string() throws(Problem) -> Range<Int> {
+            index += 1
+            let start = index
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return start..<(index - 1)
+                case UInt8(ascii: "\\"):
+                    try escape()
+                case 0..<0x20:
+                    throw malformed("a control character in a string")
+                default:
+                    index += 1
+                }
+            }
+            throw malformed("unterminated string")
+        }
+
+        /// §7: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` or `\u` and four hex digits. A
+        /// surrogate must come in a pair (§8.2 leaves a lone one unpredictable; I-JSON, RFC 7493
+        /// §2.1, forbids it, and so does Foundation, which decodes the parameters).
+        private mutating func escape() throws(Problem) {
+            index += 1
+            switch current {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                index += 1
+            case UInt8(ascii: "u"):
+                let unit = try codeUnit()
+                if (0xDC00...0xDFFF).contains(unit) { throw malformed("a lone surrogate") }
+                if (0xD800...0xDBFF).contains(unit) {
+                    guard current == UInt8(ascii: "\\") else { throw malformed("a lone surrogate") }
+                    index += 1
+                    guard current == UInt8(ascii: "u"), (0xDC00...0xDFFF).contains(try codeUnit()) else {
+                        throw malformed("a lone surrogate")
+                    }
                 }
             default:
-                continue
+                throw malformed("a bad escape")
             }
         }
-    }
 
-    /// Where the string whose opening quote precedes `start` ends: just after its closing quote,
-    /// or the end of the bytes.
-    private static func endOfString(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
-        var index = start
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\\") {
-                index += 2
-            } else {
+        /// The four hex digits after the `u` at `index`.
+        private mutating func codeUnit() throws(Problem) -> UInt16 {
+            index += 1
+            var unit: UInt16 = 0
+            for _ in 0..<4 {
+                guard let digit = Self.hexValue(current) else { throw malformed("a bad \\u escape") }
+                unit = unit << 4 | UInt16(digit)
                 index += 1
-                if byte == UInt8(ascii: "\"") { return index }
+            }
+            return unit
+        }
+
+        /// §6: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and within a double's
+        /// range (§6 lets an implementation limit it; I-JSON, RFC 7493 §2.2, and Foundation do).
+        private mutating func number() throws(Problem) {
+            let start = index
+            try numberGrammar()
+            // Only a long number or one with an exponent can leave a double's range.
+            guard index - start > 15 || bytes[start..<index].contains(where: { $0 | 0x20 == UInt8(ascii: "e") })
+            else { return }
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            guard let number = Double(text), number.isFinite else { throw malformed("a number out of range") }
+        }
+
+        private mutating func numberGrammar() throws(Problem) {
+            if current == UInt8(ascii: "-") { index += 1 }
+            if current == UInt8(ascii: "0") {
+                index += 1
+            } else if skipDigits() == 0 {
+                throw malformed("a bad number")
+            }
+            if current == UInt8(ascii: ".") {
+                index += 1
+                guard skipDigits() > 0 else { throw malformed("a bad number") }
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard skipDigits() > 0 else { throw malformed("a bad number") }
             }
         }
-        return count
+
+        private mutating func skipDigits() -> Int {
+            let start = index
+            while (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(current) { index += 1 }
+            return index - start
+        }
+
+        private mutating func literal(_ word: StaticString) throws(Problem) {
+            let length = word.utf8CodeUnitCount
+            guard index + length <= bytes.count,
+                word.withUTF8Buffer({ $0.elementsEqual(bytes[index..<(index + length)]) })
+            else { throw malformed("unexpected character") }
+            index += length
+        }
+
+        /// §2: space, tab, line feed, carriage return.
+        private mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        private static func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+
+        /// A key as a parser reads it: `"m\u0065thod"` is `method`. Keys without escapes, nearly
+        /// all of them, are taken as they are.
+        private static func unescaped(_ raw: [UInt8]) -> [UInt8] {
+            guard raw.contains(UInt8(ascii: "\\")) else { return raw }
+            let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
+            guard let text = try? JSONDecoder().decode(String.self, from: quoted) else { return raw }
+            return Array(text.utf8)
+        }
     }
 
-    /// A key as a parser reads it: `"m\u0065thod"` is `method`. Keys without escapes, nearly
-    /// all of them, are taken as they are.
-    private static func unescaped(_ raw: [UInt8]) -> [UInt8] {
-        guard raw.contains(UInt8(ascii: "\\")) else { return raw }
-        let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
-        guard let text = try? JSONDecoder().decode(String.self, from: quoted) else { return raw }
-        return Array(text.utf8)
+    /// The keys of one object: a short list compared in place (calls have a handful), turned
+    /// into a set once an object has many, so a hostile object of 100,000 keys stays linear.
+    private struct Keys {
+        private var few: [[UInt8]] = []
+        private var many: Set<[UInt8]>?
+
+        /// Adds `key`; false when the object already named it.
+        mutating func insert(_ key: [UInt8]) -> Bool {
+            if many != nil { return many?.insert(key).inserted ?? false }
+            guard !few.contains(key) else { return false }
+            few.append(key)
+            if few.count > 16 {
+                many = Set(few)
+                few = []
+            }
+            return true
+        }
     }
 }

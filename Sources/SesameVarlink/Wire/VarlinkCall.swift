@@ -9,12 +9,13 @@ public struct VarlinkCall: Sendable {
     public var more: Bool
     /// The caller wants no reply at all.
     public var oneway: Bool
-    /// Where the parameters are: a received call keeps its frame's bytes and decodes them only
-    /// into the type its handler asks for, once, never into a `JSONValue` tree first.
+    /// Where the parameters are: a received call keeps the bytes of its `parameters` object
+    /// (nil when absent or null) and decodes them only into the type its handler asks for,
+    /// once, never into a `JSONValue` tree first.
     private let source: Source
 
     private enum Source: Sendable {
-        case frame(Data)
+        case frame(parameters: Data?)
         case members([String: JSONValue])
     }
 
@@ -51,11 +52,8 @@ public struct VarlinkCall: Sendable {
     public func decodeParameters<T: Decodable>(_ type: T.Type) throws(VarlinkError) -> T {
         do {
             switch source {
-            case .frame(let data):
-                if let parameters = try JSONCoding.decode(ParametersOnly<T>.self, from: data).parameters {
-                    return parameters
-                }
-                return try JSONCoding.decode(type, from: Data("{}".utf8))
+            case .frame(let parameters):
+                return try JSONCoding.decode(type, from: parameters ?? Data("{}".utf8))
             case .members(let members):
                 return try JSONValue.object(members).decode(as: type)
             }
@@ -76,77 +74,25 @@ extension VarlinkCall {
         var upgrade: Bool?
     }
 
-    /// A received envelope, its parameters only checked to be an object (or null), not read.
-    private struct Received: Decodable {
-        var method: String
-        var parameters: ObjectOrNull?
-        var more: Bool?
-        var oneway: Bool?
-        var upgrade: Bool?
-    }
-
-    /// Succeeds for a JSON object or null without decoding a single member.
-    private struct ObjectOrNull: Decodable {
-        init(from decoder: any Decoder) throws {
-            if try decoder.singleValueContainer().decodeNil() { return }
-            _ = try decoder.container(keyedBy: AnyKey.self)
-        }
-    }
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    /// The frame's parameters as the handler's type, and nothing else of it.
-    private struct ParametersOnly<P: Decodable>: Decodable {
-        var parameters: P?
-    }
-
     /// How deep arrays and objects may nest in a call; Sesame's own calls need 4.
     public static let maximumNesting = 64
 
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
+    /// The envelope is read from the shape check's pass over the bytes, without a decoder; only
+    /// the parameters' bytes are kept, for the handler to decode into its own type.
     public init(frame: ByteBuffer) throws(VarlinkProtocolError) {
-        let shape = frame.withUnsafeReadableBytes { bytes -> JSONShape.Problem? in
-            do throws(JSONShape.Problem) {
-                try JSONShape.check(bytes, depthLimit: Self.maximumNesting)
-                return nil
-            } catch {
-                return error
-            }
+        let read = frame.withUnsafeReadableBytes { bytes in
+            Result { () throws(VarlinkProtocolError) in try ReceivedEnvelope(bytes) }
         }
-        if let error = shape {
-            switch error {
-            case .tooDeep(let limit):
-                throw .invalidMessage("nested deeper than \(limit) levels")
-            case .duplicateKey(let key):
-                let shown = String(key.unicodeScalars.map { (0x20..<0x7f).contains($0.value) ? Character($0) : "?" })
-                throw .invalidMessage("an object names '\(shown)' twice")
-            case .keyNotASCII:
-                throw .invalidMessage("a key is not an ASCII name")
-            }
-        }
-        let bytes = frame.withUnsafeReadableBytes { Data($0) }
-        let envelope: Received
-        do {
-            envelope = try JSONCoding.decode(Received.self, from: bytes)
-        } catch let error as DecodingError where error.path.map(\.stringValue) == ["parameters"] {
-            throw .invalidMessage("'parameters' must be an object")
-        } catch {
-            throw .invalidMessage("not a Varlink call: \(DecodingError.summary(of: error))")
-        }
-        let method = envelope.method
-        guard Self.isQualifiedMethodName(method) else {
-            throw .invalidMessage("'\(method.prefix(200))' is not a qualified method name")
+        let envelope = try read.get()
+        guard Self.isQualifiedMethodName(envelope.method) else {
+            throw .invalidMessage("'\(envelope.method.prefix(200))' is not a qualified method name")
         }
         if envelope.upgrade == true {
             throw .invalidMessage("protocol upgrades are not supported")
         }
-        self.method = method
-        self.source = .frame(bytes)
+        self.method = envelope.method
+        self.source = .frame(parameters: envelope.parameters)
         self.more = envelope.more ?? false
         self.oneway = envelope.oneway ?? false
     }
@@ -205,10 +151,8 @@ extension DecodingError {
 
     /// The top-level parameter a decoding failure is about, for `InvalidParameter`.
     var parameterName: String {
-        let path = self.path
-        // Decoded from a whole frame, the path starts at the envelope's `parameters` member.
-        let inside = path.first?.stringValue == "parameters" && path.count > 1 ? Array(path.dropFirst()) : path
-        return inside.first?.stringValue ?? "parameters"
+        // Parameters are decoded from their own bytes, so the path starts at a parameter.
+        path.first?.stringValue ?? "parameters"
     }
 
     /// A short, single-line explanation of why JSON did not decode; never echoes the input.

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A call's envelope as received — `{"method": …, "parameters": {…}, "more": …, "oneway": …,
+/// "upgrade": …}` — read from the members `JSONShape` found, without a JSON decoder: the
+/// envelope used to be decoded once to read it and the whole frame again for the parameters,
+/// two of the largest costs of a small call. Members other than these are ignored, as the
+/// Varlink specification's JSON readers do.
+struct ReceivedEnvelope {
+    var method: String
+    /// The bytes of the `parameters` object; nil when absent or null.
+    var parameters: Data?
+    var more: Bool?
+    var oneway: Bool?
+    var upgrade: Bool?
+
+    private static let methodKey = Array("method".utf8)
+    private static let parametersKey = Array("parameters".utf8)
+    private static let moreKey = Array("more".utf8)
+    private static let onewayKey = Array("oneway".utf8)
+    private static let upgradeKey = Array("upgrade".utf8)
+
+    /// Reads the envelope of one NUL-stripped frame.
+    init(_ bytes: UnsafeRawBufferPointer) throws(VarlinkProtocolError) {
+        let members: [JSONShape.Member]?
+        do throws(JSONShape.Problem) {
+            members = try JSONShape.scan(bytes, depthLimit: VarlinkCall.maximumNesting)
+        } catch {
+            throw Self.refusal(error)
+        }
+        guard let members else { throw .invalidMessage("not a Varlink call: not an object") }
+        var method: String?
+        for member in members {
+            let value = UnsafeRawBufferPointer(rebasing: bytes[member.value])
+            switch member.name {
+            case Self.methodKey: method = try Self.string(value, named: "method")
+            case Self.parametersKey: parameters = try Self.object(value)
+            case Self.moreKey: more = try Self.boolean(value, named: "more")
+            case Self.onewayKey: oneway = try Self.boolean(value, named: "oneway")
+            case Self.upgradeKey: upgrade = try Self.boolean(value, named: "upgrade")
+            default: continue
+            }
+        }
+        guard let method else { throw .invalidMessage("not a Varlink call: missing 'method'") }
+        self.method = method
+    }
+
+    private static func refusal(_ problem: JSONShape.Problem) -> VarlinkProtocolError {
+        switch problem {
+        case .tooDeep(let limit):
+            return .invalidMessage("nested deeper than \(limit) levels")
+        case .duplicateKey(let key):
+            let shown = String(key.unicodeScalars.map { (0x20..<0x7f).contains($0.value) ? Character($0) : "?" })
+            return .invalidMessage("an object names '\(shown)' twice")
+        case .keyNotASCII:
+            return .invalidMessage("a key is not an ASCII name")
+        case .malformed(let what, let offset):
+            return .invalidMessage("not a Varlink call: malformed JSON (\(what) at byte \(offset))")
+        }
+    }
+
+    /// A JSON string's text; the scan already checked its escapes and its UTF-8.
+    private static func string(_ value: UnsafeRawBufferPointer, named name: String) throws(VarlinkProtocolError)
+        -> String
+    {
+        guard value.first == UInt8(ascii: "\"") else {
+            throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
+        }
+        let inside = UnsafeRawBufferPointer(rebasing: value.dropFirst().dropLast())
+        guard inside.contains(UInt8(ascii: "\\")) else { return String(decoding: inside, as: UTF8.self) }
+        // Escapes are rare in a method name; Foundation reads them (and refuses a lone surrogate).
+        guard let text = try? JSONCoding.decode(String.self, from: Data(value)) else {
+            throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
+        }
+        return text
+    }
+
+    /// The bytes of an object, nil for null; anything else is refused.
+    private static func object(_ value: UnsafeRawBufferPointer) throws(VarlinkProtocolError) -> Data? {
+        switch value.first {
+        case UInt8(ascii: "{"): return Data(value)
+        case UInt8(ascii: "n"): return nil
+        default: throw .invalidMessage("'parameters' must be an object")
+        }
+    }
+
+    /// true, false, or null (absent).
+    private static func boolean(_ value: UnsafeRawBufferPointer, named name: String) throws(VarlinkProtocolError)
+        -> Bool?
+    {
+        switch value.first {
+        case UInt8(ascii: "t"): return true
+        case UInt8(ascii: "f"): return false
+        case UInt8(ascii: "n"): return nil
+        default: throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
+        }
+    }
+}
