@@ -23,17 +23,19 @@ public protocol VarlinkErrorConvertible: Error {
 public struct VarlinkCallContext: Sendable {
     /// The calling process, as the kernel reported it when it connected.
     public let peer: PeerCredentials
-    /// A logger that already carries the peer's identity and the method as metadata. Made when
+    /// A logger that carries the peer's identity and the method as metadata. Made when
     /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
     /// most calls log nothing.
     public var logger: Logger {
         guard let method else { return baseLogger }
         var logger = baseLogger
+        for (key, value) in peer.logMetadata { logger[metadataKey: key] = value }
         logger[metadataKey: "method"] = "\(method)"
         return logger
     }
     private let baseLogger: Logger
-    /// The method, for the logger's metadata; nil for in-process calls, whose logger is as given.
+    /// The method, for the logger's metadata; nil for in-process calls, whose logger is as
+    /// given (with whatever metadata the caller put on it).
     private let method: String?
     private let outbound: Outbound
     private let streaming: Bool

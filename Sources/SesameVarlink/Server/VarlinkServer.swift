@@ -202,26 +202,28 @@ public final class VarlinkServer: Sendable {
 
     /// Wraps an accepted connection for async use and only then starts reading from it.
     private static func wrap(_ channel: any Channel) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
-        try await channel.eventLoop.submit {
+        let wrap: @Sendable () throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> = {
             let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             try channel.syncOptions?.setOption(.autoRead, value: true)
             return wrapped
-        }.get()
+        }
+        // The connection's task runs on its event loop (`EventLoopExecutor`), so this is done
+        // in place; the hop through `submit` is only for a task that runs elsewhere.
+        if channel.eventLoop.inEventLoop { return try wrap() }
+        return try await channel.eventLoop.submit(wrap).get()
     }
 
     private func serve(_ connection: Connection, executor: EventLoopExecutor) async {
-        var logger = self.logger
-        logger[metadataKey: "peer_uid"] = "\(connection.peer.uid)"
-        logger[metadataKey: "peer_pid"] = "\(connection.peer.pid)"
-        logger.debug("connection opened")
+        let peer = connection.peer
+        log(.debug, "connection opened", peer: peer)
         let channel = connection.channel
         if let gate, let refusal = gate.admit(connection.peer) {
-            refuse(channel, with: refusal, logger: logger)
+            refuse(channel, with: refusal, peer: peer)
             return
         }
         defer { gate?.release(connection.peer) }
         guard let id = connections.register(channel) else {
-            logger.debug("connection closed: the server is stopping")
+            log(.debug, "connection closed: the server is stopping", peer: peer)
             return
         }
         defer { connections.remove(id) }
@@ -229,7 +231,7 @@ public final class VarlinkServer: Sendable {
         do {
             asyncChannel = try await Self.wrap(channel)
         } catch {
-            logger.debug("connection closed before it was served", metadata: ["reason": "\(error)"])
+            log(.debug, "connection closed before it was served", peer: peer, metadata: ["reason": "\(error)"])
             channel.close(promise: nil)
             return
         }
@@ -243,15 +245,14 @@ public final class VarlinkServer: Sendable {
                     channel: channel,
                     executor: executor,
                     id: id,
-                    peer: connection.peer,
-                    logger: logger
+                    peer: peer
                 )
             }
         } catch {
-            logger.debug("connection ended", metadata: ["reason": "\(error)"])
+            log(.debug, "connection ended", peer: peer, metadata: ["reason": "\(error)"])
             return
         }
-        logger.debug("connection closed")
+        log(.debug, "connection closed", peer: peer)
     }
 
     /// Answers a refused connection with `refusal`, which the peer reads as the reply to its
@@ -259,8 +260,8 @@ public final class VarlinkServer: Sendable {
     /// reads the answer, so the server half-closes and discards what comes in for up to a
     /// second. Only `maximumLingering` refused connections linger at a time; beyond that they
     /// are closed at once, so a flood of them holds nothing here.
-    private func refuse(_ channel: any Channel, with refusal: VarlinkError, logger: Logger) {
-        logger.debug("connection refused", metadata: ["error": "\(refusal.name)"])
+    private func refuse(_ channel: any Channel, with refusal: VarlinkError, peer: PeerCredentials) {
+        log(.debug, "connection refused", peer: peer, metadata: ["error": "\(refusal.name)"])
         let lingers = lingering.withLockedValue { count in
             guard count < Self.maximumLingering else { return false }
             count += 1
@@ -294,8 +295,7 @@ public final class VarlinkServer: Sendable {
         channel: any Channel,
         executor: EventLoopExecutor,
         id: OpenConnections.ID,
-        peer: PeerCredentials,
-        logger: Logger
+        peer: PeerCredentials
     ) async throws {
         do {
             for try await frame in inbound {
@@ -303,7 +303,12 @@ public final class VarlinkServer: Sendable {
                 do {
                     call = try await largeMessages.call(from: frame)
                 } catch {
-                    logger.notice("closing connection after an invalid message", metadata: ["error": "\(error)"])
+                    log(
+                        .notice,
+                        "closing connection after an invalid message",
+                        peer: peer,
+                        metadata: ["error": "\(error)"]
+                    )
                     try await outbound.write(error.varlinkError(in: protocolInterface).frame())
                     return
                 }
@@ -316,10 +321,10 @@ public final class VarlinkServer: Sendable {
                 guard call.more else {
                     if isLarge {
                         try await withTaskExecutorPreference(answering) {
-                            try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                            try await answer(call, outbound: outbound, peer: peer)
                         }
                     } else {
-                        try await answer(call, outbound: outbound, peer: peer, logger: logger)
+                        try await answer(call, outbound: outbound, peer: peer)
                     }
                     guard connections.end(id) else { return }
                     // Other connections' calls run between two of this one's, however many it
@@ -329,7 +334,7 @@ public final class VarlinkServer: Sendable {
                     continue
                 }
                 let task = Task(executorPreference: answering) {
-                    try await self.answer(call, outbound: outbound, peer: peer, logger: logger)
+                    try await self.answer(call, outbound: outbound, peer: peer)
                 }
                 connections.stream(id, method: call.method, task: task)
                 if !channel.isActive { task.cancel() }
@@ -341,19 +346,23 @@ public final class VarlinkServer: Sendable {
                 guard connections.end(id) else { return }
             }
         } catch VarlinkFramingError.messageTooLarge(let limit) {
-            logger.notice("closing connection after a message over the size limit", metadata: ["limit": "\(limit)"])
+            log(
+                .notice,
+                "closing connection after a message over the size limit",
+                peer: peer,
+                metadata: ["limit": "\(limit)"]
+            )
             let error = VarlinkProtocolError.messageTooLarge(limit: limit)
             try await outbound.write(error.varlinkError(in: protocolInterface).frame())
         } catch VarlinkFramingError.truncatedMessage(let bytes) {
-            logger.debug("peer closed in the middle of a message", metadata: ["bytes": "\(bytes)"])
+            log(.debug, "peer closed in the middle of a message", peer: peer, metadata: ["bytes": "\(bytes)"])
         }
     }
 
     private func answer(
         _ call: VarlinkCall,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        peer: PeerCredentials,
-        logger: Logger
+        peer: PeerCredentials
     ) async throws {
         let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
         let result: ByteBuffer
@@ -383,6 +392,28 @@ public final class VarlinkServer: Sendable {
         if !call.oneway {
             try await outbound.write(result)
         }
+    }
+}
+
+extension VarlinkServer {
+    /// Logs with the peer's identity as metadata, made only when the level is on: setting
+    /// metadata on a logger costs (a stream handler renders it at once) and most connections
+    /// log nothing at the default level.
+    private func log(
+        _ level: Logger.Level,
+        _ message: @autoclosure () -> Logger.Message,
+        peer: PeerCredentials,
+        metadata: @autoclosure () -> Logger.Metadata = [:]
+    ) {
+        guard logger.logLevel <= level else { return }
+        logger.log(level: level, message(), metadata: peer.logMetadata.merging(metadata()) { _, given in given })
+    }
+}
+
+extension PeerCredentials {
+    /// The peer's identity as log metadata.
+    var logMetadata: Logger.Metadata {
+        ["peer_uid": "\(uid)", "peer_pid": "\(pid)"]
     }
 }
 
