@@ -64,7 +64,9 @@ public struct Daemon: Sendable {
             "connections limited",
             metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
         )
+        // Each call runs with its caller recorded, so the events it causes are logged with PEER_UID=.
         let interfaces = Self.interfaces(engine: engine, store: store, providers: providers, trust: trust)
+            .map(CallerAttributedInterface.init)
         let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])

@@ -8,7 +8,8 @@ import Logging
 #endif
 
 /// A swift-log handler that writes structured entries to the systemd journal: the message, its
-/// priority, and each metadata key as an upper-case field (`account` → `SESAME_ACCOUNT=`).
+/// syslog priority, and each metadata key as a field (`account` → `SESAME_ACCOUNT=`, the peer's
+/// `peer_uid` → `PEER_UID=`; see `fieldName(for:)`).
 public struct JournalLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
@@ -24,7 +25,14 @@ public struct JournalLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// Sends `event` to the journal over its native socket, one field per metadata key.
     public func log(event: LogEvent) {
+        Self.send(fields(for: event))
+    }
+
+    /// The entry for `event`: its message, priority, identifier and source location, then the
+    /// handler's and the call's metadata (the call's wins), sorted by key, one field each.
+    func fields(for event: LogEvent) -> [String] {
         var fields = [
             "MESSAGE=\(event.message)",
             "PRIORITY=\(Self.priority(of: event.level))",
@@ -37,7 +45,7 @@ public struct JournalLogHandler: LogHandler {
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             fields.append("\(Self.fieldName(for: key))=\(value)")
         }
-        Self.send(fields)
+        return fields
     }
 
     /// `sd_journal_sendv` returns 0 even when no journal listens, so whether to use this handler is
@@ -57,14 +65,27 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
-    /// Journal field names are upper-case ASCII letters, digits and underscores, not starting with one.
+    /// Metadata keys that name the peer of a Varlink connection; they become fields of their own,
+    /// without the `SESAME_` prefix, so `journalctl PEER_UID=1000` finds what a user's calls did.
+    static let peerFields = ["peer_uid": "PEER_UID", "peer_pid": "PEER_PID", "peer_gid": "PEER_GID"]
+
+    /// The journal field for a metadata key: a peer key as in `peerFields`, any other as `SESAME_`
+    /// and the key upper-cased, each character other than an ASCII letter or digit made `_`, cut
+    /// to the journal's 64 characters (systemd.journal-fields(7): upper-case letters, digits and
+    /// underscores, not starting with an underscore, which the prefix guarantees).
     static func fieldName(for key: String) -> String {
+        if let peer = peerFields[key] { return peer }
         let cleaned = key.uppercased().map { character -> Character in
             character.isASCII && (character.isLetter || character.isNumber) ? character : "_"
         }
-        return "SESAME_" + String(cleaned)
+        return String(("SESAME_" + String(cleaned)).prefix(maximumFieldNameLength))
     }
 
+    /// The longest field name journald accepts.
+    static let maximumFieldNameLength = 64
+
+    /// The syslog severity of a swift-log level (`PRIORITY=`): debug 7 … critical 2. swift-log has
+    /// no alert or emergency, and `trace` is below syslog's lowest, so it is debug too.
     static func priority(of level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7

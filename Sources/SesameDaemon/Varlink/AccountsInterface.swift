@@ -82,7 +82,8 @@ struct AccountsInterface: VarlinkInterface {
         context.logger.info(
             "logged out",
             metadata: [
-                "account": "\(account.id)", "revoked_remotely": "\(revocation.confirmed)",
+                "account": "\(account.id)", "provider": "\(account.provider)",
+                "revoked_remotely": "\(revocation.confirmed)",
                 "not_revoked": "\(revocation.reason ?? "-")",
             ]
         )
@@ -134,7 +135,7 @@ struct AccountsInterface: VarlinkInterface {
         } catch {
             logger.warning(
                 "could not revoke at the provider; wiping the tokens here anyway",
-                metadata: ["account": "\(account.id)", "error": "\(error)"]
+                metadata: ["account": "\(account.id)", "provider": "\(account.provider)", "error": "\(error)"]
             )
             return RemoteRevocation(confirmed: false, reason: "\(error)")
         }
