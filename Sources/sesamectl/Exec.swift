@@ -62,7 +62,7 @@ struct Exec: AsyncParsableCommand {
             }
             printError("\(account) needs a new login; logging in with \(provider).")
             let loginCommand = try Login.parse(loginArguments(provider: provider))
-            try await loginCommand.run()
+            try await loginCommand.logIn(showingOn: Terminal(STDERR_FILENO))
             return try await options.withClient { try await $0.accessToken(for: account) }.accessToken
         }
     }

@@ -49,9 +49,14 @@ struct Login: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        try await logIn(showingOn: Terminal(json ? STDERR_FILENO : STDOUT_FILENO))
+    }
+
+    /// Logs in, the screen and the outcome on `screen` (with `--json`, the account on stdout).
+    /// `exec --login` shows it on stderr, so that stdout carries only the command's output.
+    func logIn(showingOn screen: Terminal) async throws {
         try await reportingFailures {
             let interrupt = InterruptHandler()
-            let screen = Terminal(json ? STDERR_FILENO : STDOUT_FILENO)
             let account = try await interrupt.during {
                 try await options.withClient { try await login($0, screen: screen, interrupt: interrupt) }
             }

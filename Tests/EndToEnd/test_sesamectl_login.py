@@ -4,12 +4,13 @@ provider's file names unless a flag overrides it, and the browser shown the logi
 import json
 import re
 import subprocess
+import threading
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 import requests
 
-from harness import SESAMECTL, Daemon, Subscription, running
+from harness import SESAMECTL, Daemon, Subscription, call, running
 from idp_harness import IdentityProvider
 from test_oauth import SCOPES, oauth_daemon
 
@@ -124,3 +125,46 @@ def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
     assert "<script>" not in page.text and "<b>" not in page.text and len(page.text) < 4000
     assert process.returncode == 1 and "<script>alert(1)</script>" in err and "\x1b" not in err, err
     assert "waiting up to 5:00 for the browser" in first, first
+
+
+def line_within(stream, seconds: float = 30) -> str:
+    """The next line of `stream`, or a failure (not a hang) when none comes."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert lines, f"no line within {seconds} s"
+    return lines[0]
+
+
+def test_exec_login_logs_the_account_in_first_then_runs_the_command(daemon, idp, tmp_path):
+    """`exec --login` on an account that needs a login: the login runs first, its screen on
+    stderr so the command's output stays its own, then the command runs with the new token."""
+    first = login(daemon, "local", "--device")
+    try:
+        idp.approve(re.fullmatch(r"Open (\S+) and enter the code (\S+)\n", first.stdout.readline())[2])
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 0, err
+    finally:
+        first.kill()
+    account = re.search(r"logged in: (\S+)", out)[1]
+    assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": account})
+
+    script = 'printf %s "$SESAME_ACCESS_TOKEN" > "$0/env"; echo ran'
+    process = subprocess.Popen(
+        [str(SESAMECTL), "exec", "--socket", str(daemon.socket_path), "--account", account, "--login",
+         "--", "sh", "-c", script, str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert line_within(process.stderr) == f"{account} needs a new login; logging in with local.\n"
+        shown = re.fullmatch(r"Open (\S+) and enter the code (\S+)\n", line_within(process.stderr))
+        assert shown, "the device code is shown on stderr"
+        idp.approve(shown[2])
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert out == "ran\n", "only the command's output is on stdout"
+    token = (tmp_path / "env").read_text()
+    assert token and token not in out + err
+    assert call(daemon, "io.sesame.Accounts.GetToken", {"account": account})["parameters"]["accessToken"] == token
