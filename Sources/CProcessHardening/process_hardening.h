@@ -20,4 +20,19 @@ static inline int sesame_forbid_core_files(void) {
     return setrlimit(RLIMIT_CORE, &none);
 }
 
+/* Lets glibc keep the blocks of a store write for the next one. Each write puts megabytes
+   together (the store's JSON, its ciphertext); by default glibc maps such blocks and unmaps
+   them, or trims the freed top of an arena with MADV_DONTNEED, so every write faults all of
+   its pages in again: a quarter of a write's time with 1,000 accounts. Blocks under 8 MiB now
+   come from the arenas, and an arena gives memory back once 16 MiB at its top are free, which
+   bounds what is kept. Returns 1 on success, like mallopt. */
+#ifdef __GLIBC__
+#include <malloc.h>
+static inline int sesame_keep_store_buffers(void) {
+    return mallopt(M_MMAP_THRESHOLD, 8 << 20) && mallopt(M_TRIM_THRESHOLD, 16 << 20);
+}
+#else
+static inline int sesame_keep_store_buffers(void) { return 1; }
+#endif
+
 #endif

@@ -50,6 +50,14 @@ extension Daemon {
         }
     }
 
+    /// Keeps the memory of a store write for the next one instead of faulting it in anew
+    /// (see `sesame_keep_store_buffers`); without it sesamed only writes more slowly.
+    func keepStoreBuffers() {
+        if sesame_keep_store_buffers() != 1 {
+            logger.notice("cannot tune malloc for store writes; each write will map its buffers anew")
+        }
+    }
+
     /// The configured providers, each with the HTTP client it will use.
     func loadProviders() throws -> Providers {
         let providers = Providers(

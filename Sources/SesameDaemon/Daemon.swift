@@ -37,6 +37,7 @@ public struct Daemon: Sendable {
     /// after a graceful shutdown (SIGTERM or SIGINT).
     public func run() async throws {
         forbidCoreDumps()
+        keepStoreBuffers()
         let (store, snapshot) = try openStore()
         let providers = try loadProviders()
         // Every provider holds an HTTP client that must be shut down, however serving ends.

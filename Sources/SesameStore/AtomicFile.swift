@@ -14,6 +14,11 @@ enum AtomicFile {
     /// one of sesamed's own: whatever is found under its name (left by a crash, or planted: a
     /// world-writable file, a symlink) is removed, never written through or kept with its mode.
     static func write(_ data: Data, to path: String) throws(StoreError) {
+        try write([data], to: path)
+    }
+
+    /// Like `write(_:to:)`, the file being `parts` one after the other.
+    static func write(_ parts: [Data], to path: String) throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = path + ".tmp"
         if unlink(temporary) != 0 && errno != ENOENT {
@@ -24,7 +29,7 @@ enum AtomicFile {
         do throws(StoreError) {
             // Exactly 0600, whatever the umask or a default ACL of the directory made of it.
             guard fchmod(descriptor, 0o600) == 0 else { throw .io(operation: "chmod", path: temporary, errno: errno) }
-            try writeAll(data, to: descriptor, path: temporary)
+            for part in parts { try writeAll(part, to: descriptor, path: temporary) }
             guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
         } catch {
             close(descriptor)

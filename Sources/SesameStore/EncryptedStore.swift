@@ -194,10 +194,11 @@ public final class EncryptedStore: SessionPersistence {
     }
 
     private func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey) throws(StoreError) {
-        let sealed: Data
+        let sealed: [Data]
         do {
-            let plaintext = try encoder.withLock { try $0.encode(snapshot) }
-            sealed = try StoreFormat.seal(plaintext, key: key)
+            sealed = try encoder.withLock { encoder in
+                try encoder.withEncoded(snapshot) { try StoreFormat.sealedParts($0, key: key) }
+            }
         } catch {
             throw .undecodable(path: path, reason: "could not seal: \(error)")
         }

@@ -18,9 +18,15 @@ package enum StoreFormat {
 
     /// Seals `plaintext` under `key` with a fresh nonce.
     package static func seal(_ plaintext: Data, key: StoreKey) throws -> Data {
+        try sealedParts(plaintext, key: key).reduce(Data(), +)
+    }
+
+    /// The sealed file in its two parts, the header and the sealed box (nonce, ciphertext, tag),
+    /// to be written one after the other without copying megabytes into one buffer first.
+    static func sealedParts(_ plaintext: Data, key: StoreKey) throws -> [Data] {
         let header = header(keyID: key.idBytes)
         let box = try ChaChaPoly.seal(plaintext, using: key.key, nonce: ChaChaPoly.Nonce(), authenticating: header)
-        return header + box.combined
+        return [header, box.combined]
     }
 
     /// The key id a sealed file names, after checking magic, size and version.

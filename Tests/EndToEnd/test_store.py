@@ -143,6 +143,7 @@ def test_a_wrong_or_missing_key_says_which_source_was_tried(tmp_path):
     try:
         assert missing.process.wait(20) != 0
         assert "no key for the token store; tried key file /nonexistent/store.key" in missing.log()
+        assert "credential sesame.key (make-credential key)" in missing.log()
     finally:
         missing.kill()
 

@@ -5,7 +5,7 @@ import Testing
 @testable import SesameStore
 
 @Suite struct SnapshotEncoderTests {
-    private static func account(_ number: Int, token: String = "AT") -> StoredAccount {
+    static func account(_ number: Int, token: String = "AT") -> StoredAccount {
         let account = Account(
             id: "google-\(number)",
             provider: "google",
@@ -57,5 +57,25 @@ import Testing
         snapshot.accounts[0].expiringAnnounced = true
         let decoded = try JSONDecoder().decode(SessionSnapshot.self, from: try encoder.encode(snapshot))
         #expect(decoded.accounts[0].expiringAnnounced)
+    }
+}
+
+extension SnapshotEncoderTests {
+    /// The JSON holds every token in the clear: it is wiped once sealed, and the memory kept
+    /// for the next save still makes the next snapshot right.
+    @Test func wipesTheJSONOnceSealedAndReusesItsMemory() throws {
+        var encoder = SnapshotEncoder()
+        let first = SessionSnapshot(accounts: (0..<3).map { Self.account($0) }, lastSequence: 1)
+        let sealedLength = try encoder.withEncoded(first) { json throws in
+            #expect(try JSONDecoder().decode(SessionSnapshot.self, from: json) == first)
+            return json.count
+        }
+        #expect(encoder.plaintext.count == sealedLength)
+        #expect(encoder.plaintext.allSatisfy { $0 == 0 })
+        let second = SessionSnapshot(accounts: [Self.account(7, token: "other")], lastSequence: 2)
+        try encoder.withEncoded(second) { json throws in
+            #expect(try JSONDecoder().decode(SessionSnapshot.self, from: json) == second)
+        }
+        #expect(encoder.plaintext.allSatisfy { $0 == 0 })
     }
 }
