@@ -32,7 +32,9 @@ private struct TestInterface: VarlinkInterface {
         case "Peer":
             return try VarlinkReply(["uid": Int(context.peer.uid), "pid": Int(context.peer.pid)])
         case "Where":
-            return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
+            let reply = try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
+            if call.more { try await context.send(reply) }
+            return reply
         case "Boom":
             throw VarlinkError("org.example.test.Boom")
         default:
@@ -83,7 +85,7 @@ private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async t
     }
 
     /// A call is answered on the event loop that reads its connection, with no hop to another
-    /// thread; a large one is answered off the loops, which every connection shares.
+    /// thread; a large one, and a streaming one, are answered off the loops.
     @Test func answersOnTheConnectionsEventLoopAndLargeCallsOffIt() async throws {
         try await withServer(maximumMessageSize: 1 << 20) { path in
             let client = try await VarlinkClient.connect(unixSocketPath: path)
@@ -92,6 +94,9 @@ private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async t
             let padding = String(repeating: "x", count: LargeMessageLane.threshold)
             let large = try await client.call("org.example.test.Where", parameters: ["padding": .string(padding)])
             #expect(large.parameters["onEventLoop"] == false)
+            for try await reply in try await client.stream("org.example.test.Where", parameters: ["padding": ""]) {
+                #expect(reply.parameters["onEventLoop"] == false, "a streaming call runs on the pool")
+            }
             await client.close()
         }
     }

@@ -2,9 +2,8 @@ import NIOCore
 
 /// Runs a task's jobs on one NIO event loop: the connection's own. A connection's task
 /// prefers it, so reading a call, answering it without an actor, and writing the reply
-/// happen on the thread that owns the socket, with no hop to another thread and back; an
-/// event wakes each subscriber on its own connection's loop, so a fan-out is spread over
-/// the loops instead of being woken on the publisher's thread and then handed over.
+/// happen on the thread that owns the socket, with no hop to another thread and back.
+/// (Streaming calls and large ones are answered on the cooperative pool: see `answerCalls`.)
 final class EventLoopExecutor: TaskExecutor {
     private let loop: any EventLoop
 

@@ -134,7 +134,7 @@ public final class VarlinkServer: Sendable {
                         for try await connection in connections {
                             let executor = EventLoopExecutor(connection.channel.eventLoop)
                             group.addTask(executorPreference: executor) {
-                                await self.serve(connection, executor: executor)
+                                await self.serve(connection)
                             }
                         }
                         // The listener closed (`shutdown()` closes it): the connections still
@@ -213,7 +213,7 @@ public final class VarlinkServer: Sendable {
         return try await channel.eventLoop.submit(wrap).get()
     }
 
-    private func serve(_ connection: Connection, executor: EventLoopExecutor) async {
+    private func serve(_ connection: Connection) async {
         let peer = connection.peer
         log(.debug, "connection opened", peer: peer)
         let channel = connection.channel
@@ -243,7 +243,6 @@ public final class VarlinkServer: Sendable {
                     inbound,
                     outbound,
                     channel: channel,
-                    executor: executor,
                     id: id,
                     peer: peer
                 )
@@ -293,7 +292,6 @@ public final class VarlinkServer: Sendable {
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
         _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
         channel: any Channel,
-        executor: EventLoopExecutor,
         id: OpenConnections.ID,
         peer: PeerCredentials
     ) async throws {
@@ -317,10 +315,9 @@ public final class VarlinkServer: Sendable {
                 // share; a large call's handler (decoding its parameters, encoding what it
                 // returns) runs on the cooperative pool instead, so it delays nobody else.
                 let isLarge = frame.readableBytes > LargeMessageLane.threshold
-                let answering: any TaskExecutor = isLarge ? globalConcurrentExecutor : executor
                 guard call.more else {
                     if isLarge {
-                        try await withTaskExecutorPreference(answering) {
+                        try await withTaskExecutorPreference(globalConcurrentExecutor) {
                             try await answer(call, outbound: outbound, peer: peer)
                         }
                     } else {
@@ -333,7 +330,12 @@ public final class VarlinkServer: Sendable {
                     await Task.yield()
                     continue
                 }
-                let task = Task(executorPreference: answering) {
+                // A streaming call (a subscription) runs on the cooperative pool: an event wakes
+                // every subscriber at once, and woken there they are spread over the pool's
+                // threads with each write handed to its connection's loop; woken on the loops,
+                // each wake-up took a loop's lock from the publisher's thread and the trigger's
+                // own reply queued behind them (a third slower to 2,000 subscribers).
+                let task = Task(executorPreference: globalConcurrentExecutor) {
                     try await self.answer(call, outbound: outbound, peer: peer)
                 }
                 connections.stream(id, method: call.method, task: task)
