@@ -40,8 +40,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) authenticated but does not decode (\(reason)); it was not changed"
         case .noKey(let tried):
             "no key for the token store; tried \(tried.joined(separator: ", ")). Give one as the systemd "
-                + "credential sesame.key (make-credential key) or as [store] key_file, 32 random bytes readable "
-                + "by sesamed's user only (make-credential key-file)"
+                + "credential sesame.key (make-credential key) or as [store] key_file, 64 random hex digits "
+                + "readable by sesamed's user only (make-credential key-file)"
         case .unusableKey(let source, let reason):
             "the store key from \(source) cannot be used: \(reason)"
         case .io(let operation, let path, let code):

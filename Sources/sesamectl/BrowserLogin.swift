@@ -61,7 +61,9 @@ struct BrowserLogin {
     /// chatter does not belong on this screen.
     static func open(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
-        guard display, let opener = executable("xdg-open", path: environment["PATH"] ?? "") else { return false }
+        guard display, isWebPage(url), let opener = executable("xdg-open", path: environment["PATH"] ?? "") else {
+            return false
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: opener)
         process.arguments = [url]
@@ -74,6 +76,18 @@ struct BrowserLogin {
         } catch {
             return false
         }
+    }
+
+    /// Whether `url` is a web page to hand to a browser: https, or http on the loopback
+    /// interface (a local identity provider). The URL comes from the provider's discovery
+    /// document; xdg-open would launch whatever handles any other scheme (file:, smb:, …), so
+    /// such a URL is only printed.
+    static func isWebPage(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            return false
+        }
+        if scheme == "https" { return true }
+        return scheme == "http" && ["127.0.0.1", "localhost", "[::1]", "::1"].contains(components.host ?? "")
     }
 
     /// The first executable file called `name` in the directories of `path`.

@@ -93,20 +93,27 @@ final class InterruptHandler: Sendable {
         line.withLock { $0 = statusLine }
     }
 
-    /// Runs `body` with SIGINT handled as above; the default disposition is back afterwards
-    /// (an ignored signal would stay ignored across `exec --login`'s exec).
+    /// Runs `body` with SIGINT handled as above; the disposition sesamectl started with is
+    /// back afterwards (it carries over `exec --login`'s exec). When SIGINT was ignored (a
+    /// background job of a non-interactive shell), it stays ignored and nothing is installed.
     func during<T>(_ body: () async throws -> T) async rethrows -> T {
-        signal(SIGINT, SIG_IGN)
+        let previous = signal(SIGINT, SIG_IGN)
+        // C function pointers are not Equatable; their addresses are (SIG_IGN is a sentinel).
+        guard unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) else {
+            return try await body()
+        }
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [self] in
             line.withLock { $0?.stop() }
             printError("login cancelled")
-            exit(128 + SIGINT)
+            // _exit: this runs on a dispatch thread while the main task still runs, so no
+            // atexit handler or static destructor may race it; the output is already written.
+            _exit(128 + SIGINT)
         }
         source.resume()
         defer {
             source.cancel()
-            signal(SIGINT, SIG_DFL)
+            signal(SIGINT, previous)
         }
         return try await body()
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import SesameCore
 import SesameProtocol
+import SesameVarlink
 import Testing
 
 @testable import SesameDaemon
@@ -40,5 +41,21 @@ import Testing
             _ = try replies.reply(for: "google-\(number)", tokens: tokens)
         }
         #expect(replies.count <= TokenReplies.limit)
+    }
+}
+
+/// What may run on a connection's event loop: only the calls that read the published view.
+@Suite struct EventLoopAnswersTests {
+    @Test func onlyListGetAndGetTokenAreAnsweredOnTheEventLoop() {
+        let accounts = HandlerFixture().accounts
+        for method in AccountsContract.Method.allCases {
+            let call = VarlinkCall(method: "\(AccountsContract.interface).\(method.rawValue)")
+            let expected = [.list, .get, .getToken].contains(method)
+            #expect(accounts.answersOnEventLoop(call) == expected, "\(method)")
+            #expect(
+                CallerAttributedInterface(wrapped: accounts).answersOnEventLoop(call) == expected,
+                "wrapped \(method)"
+            )
+        }
     }
 }

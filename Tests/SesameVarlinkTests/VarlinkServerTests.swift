@@ -14,9 +14,12 @@ private struct TestInterface: VarlinkInterface {
         method Count(n: int) -> (i: int)
         method Peer() -> (uid: int, pid: int)
         method Where(padding: string) -> (onEventLoop: bool)
+        method WhereElse() -> (onEventLoop: bool)
         error Boom ()
 
         """
+
+    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { call.methodName == "Where" }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         switch call.methodName {
@@ -31,6 +34,8 @@ private struct TestInterface: VarlinkInterface {
             return try VarlinkReply(["i": n - 1])
         case "Peer":
             return try VarlinkReply(["uid": Int(context.peer.uid), "pid": Int(context.peer.pid)])
+        case "WhereElse":
+            return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
         case "Where":
             let reply = try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
             if call.more { try await context.send(reply) }
@@ -84,13 +89,16 @@ private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async t
         }
     }
 
-    /// A call is answered on the event loop that reads its connection, with no hop to another
-    /// thread; a large one, and a streaming one, are answered off the loops.
+    /// A call its interface declares non-blocking is answered on the event loop that reads its
+    /// connection, with no hop to another thread; any other, a large one and a streaming one
+    /// are answered off the loops.
     @Test func answersOnTheConnectionsEventLoopAndLargeCallsOffIt() async throws {
         try await withServer(maximumMessageSize: 1 << 20) { path in
             let client = try await VarlinkClient.connect(unixSocketPath: path)
             let small = try await client.call("org.example.test.Where", parameters: ["padding": ""])
             #expect(small.parameters["onEventLoop"] == true)
+            let undeclared = try await client.call("org.example.test.WhereElse")
+            #expect(undeclared.parameters["onEventLoop"] == false, "only what the interface declares runs on the loop")
             let padding = String(repeating: "x", count: LargeMessageLane.threshold)
             let large = try await client.call("org.example.test.Where", parameters: ["padding": .string(padding)])
             #expect(large.parameters["onEventLoop"] == false)

@@ -61,6 +61,9 @@ struct CallerAttributedInterface: VarlinkInterface {
     var name: String { wrapped.name }
     var interfaceDescription: String { wrapped.interfaceDescription }
 
+    /// As the wrapped interface says: wrapping must not move a call onto or off the loop.
+    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { wrapped.answersOnEventLoop(call) }
+
     /// Answers the call with `wrapped`, the caller recorded as the cause of what it does.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         try await EventLog.$cause.withValue(context.peer) {

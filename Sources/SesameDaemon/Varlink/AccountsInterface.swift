@@ -17,6 +17,16 @@ struct AccountsInterface: VarlinkInterface {
     let pendingLogins = PendingLogins()
     let tokenReplies = TokenReplies()
 
+    /// List, Get and GetToken read the engine's published view without entering it (a token
+    /// that needs a refresh leaves the loop first, in `getToken`): answered on the loop. Every
+    /// other method enters the engine, whose writes seal and fsync the store.
+    func answersOnEventLoop(_ call: VarlinkCall) -> Bool {
+        switch AccountsContract.Method(rawValue: call.methodName) {
+        case .list, .get, .getToken: true
+        default: false
+        }
+    }
+
     /// The method table: every method of the contract, to its handler.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         guard let method = AccountsContract.Method(rawValue: call.methodName) else {
@@ -59,7 +69,12 @@ struct AccountsInterface: VarlinkInterface {
         if let current = engine.tokensWithoutWaiting(for: account.id) {
             tokens = current
         } else {
-            tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
+            // Off the event loop: the engine is a default actor, which would run on this
+            // task's preferred executor, and a refresh ends in a store write.
+            let patience = providers.patience(for: account.provider)
+            tokens = try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                try await engine.tokens(for: account.id, waitingAtMost: patience)
+            }
         }
         return try tokenReplies.reply(for: account.id, tokens: tokens)
     }

@@ -7,13 +7,15 @@ import Synchronization
 /// token out again costs no encoding: a program asks for its token before every request,
 /// and encoding the reply was the largest part of a `GetToken` after the JSON decoding.
 ///
-/// An entry is only handed out for tokens equal to the ones the engine gave for this call,
+/// An entry is only handed out for a token equal to the one the engine gave for this call,
 /// so a refresh or a new login is never answered with an old token; access is checked by the
 /// caller on every call, before the entry is looked at. Logout and remove drop the account's
 /// entry, so a revoked token is not kept here after the engine has wiped it.
 final class TokenReplies: Sendable {
+    /// What the reply says (not the whole token set: no refresh or ID token is kept here), and
+    /// the reply framed.
     private struct Entry {
-        var tokens: TokenSet
+        var says: GetTokenReply
         var reply: VarlinkReply
     }
 
@@ -25,19 +27,18 @@ final class TokenReplies: Sendable {
 
     /// The reply carrying `tokens` for `account`, framed.
     func reply(for account: String, tokens: TokenSet) throws -> VarlinkReply {
-        if let entry = entries.withLock({ $0[account] }), entry.tokens == tokens {
+        let says = GetTokenReply(
+            accessToken: tokens.accessToken,
+            tokenType: tokens.tokenType,
+            expiresAt: tokens.accessTokenExpiresAt
+        )
+        if let entry = entries.withLock({ $0[account] }), entry.says == says {
             return entry.reply
         }
-        let reply = try VarlinkReply(
-            GetTokenReply(
-                accessToken: tokens.accessToken,
-                tokenType: tokens.tokenType,
-                expiresAt: tokens.accessTokenExpiresAt
-            )
-        ).framed(continues: false)
+        let reply = try VarlinkReply(says).framed(continues: false)
         entries.withLock { entries in
             if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-            entries[account] = Entry(tokens: tokens, reply: reply)
+            entries[account] = Entry(says: says, reply: reply)
         }
         return reply
     }

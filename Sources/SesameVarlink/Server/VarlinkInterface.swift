@@ -10,6 +10,17 @@ public protocol VarlinkInterface: Sendable {
     /// Answers one call to a method of this interface: intermediate replies of a streaming call go
     /// through `context.send`, the final reply is returned, and an error reply is thrown as `VarlinkError`.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
+
+    /// Whether `call` may be answered on its connection's event loop, which every connection
+    /// on that loop shares: only a call that never blocks and never enters an actor (a default
+    /// actor runs on the calling task's preferred executor, so a store write would run on the
+    /// loop). Every other call is answered on the cooperative pool. By default, none.
+    func answersOnEventLoop(_ call: VarlinkCall) -> Bool
+}
+
+extension VarlinkInterface {
+    /// No call of this interface is answered on the event loop.
+    public func answersOnEventLoop(_ call: VarlinkCall) -> Bool { false }
 }
 
 /// An error of a layer above the wire that knows its own Varlink error reply; the server sends

@@ -311,17 +311,18 @@ public final class VarlinkServer: Sendable {
                     return
                 }
                 guard connections.begin(id, method: call.method) else { return }
-                // A connection's calls are answered on its event loop, which other connections
-                // share; a large call's handler (decoding its parameters, encoding what it
-                // returns) runs on the cooperative pool instead, so it delays nobody else.
+                // Calls its interface declares non-blocking are answered on the connection's
+                // event loop, which other connections share; any other call, and a large one
+                // (decoding its parameters, encoding what it returns), on the cooperative pool,
+                // so it delays nobody else.
                 let isLarge = frame.readableBytes > LargeMessageLane.threshold
                 guard call.more else {
-                    if isLarge {
+                    if !isLarge, interfaces[call.interface]?.answersOnEventLoop(call) == true {
+                        try await answer(call, outbound: outbound, peer: peer)
+                    } else {
                         try await withTaskExecutorPreference(globalConcurrentExecutor) {
                             try await answer(call, outbound: outbound, peer: peer)
                         }
-                    } else {
-                        try await answer(call, outbound: outbound, peer: peer)
                     }
                     guard connections.end(id) else { return }
                     // Other connections' calls run between two of this one's, however many it

@@ -26,6 +26,9 @@ struct VarlinkServiceInterface: VarlinkInterface {
     let info: VarlinkServiceInfo
     let descriptions: [String: String]
 
+    /// GetInfo and GetInterfaceDescription read constants: answered on the loop.
+    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { true }
+
     init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface]) {
         self.info = info
         var descriptions = Dictionary(
