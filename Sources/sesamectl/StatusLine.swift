@@ -93,15 +93,12 @@ final class InterruptHandler: Sendable {
         line.withLock { $0 = statusLine }
     }
 
-    /// Runs `body` with SIGINT handled as above; the disposition sesamectl started with is
-    /// back afterwards (it carries over `exec --login`'s exec). When SIGINT was ignored (a
-    /// background job of a non-interactive shell), it stays ignored and nothing is installed.
+    /// Runs `body` with SIGINT handled as above, even when sesamectl started with it ignored
+    /// (a job a script put in the background still gets its login cancelled by `kill -INT`);
+    /// the disposition it started with is back afterwards, so `exec --login`'s command gets
+    /// the one a shell gave sesamectl, not a default of our making.
     func during<T>(_ body: () async throws -> T) async rethrows -> T {
         let previous = signal(SIGINT, SIG_IGN)
-        // C function pointers are not Equatable; their addresses are (SIG_IGN is a sentinel).
-        guard unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) else {
-            return try await body()
-        }
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [self] in
             line.withLock { $0?.stop() }
