@@ -40,6 +40,10 @@ final class OpenConnections: Sendable {
         var entries: [ID: Entry] = [:]
         var nextID: UInt64 = 0
         var draining = false
+        /// Set by a hard stop: every connection removed from then on was cut off.
+        var cuttingOff = false
+        /// What each connection that was cut off was doing (nil for an idle one).
+        var cutOff: [String?] = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -57,9 +61,17 @@ final class OpenConnections: Sendable {
         return id
     }
 
-    /// Forgets a connection that has ended.
-    func remove(_ id: ID) {
-        _ = state.withLockedValue { $0.entries.removeValue(forKey: id) }
+    /// Forgets a connection that has ended. One that ends after a hard stop began, or whose task
+    /// was `cancelled` (which only a hard stop does), is recorded as cut off with what it was
+    /// doing: a hard stop cancels the connections' tasks concurrently with `closeAll()`, and a
+    /// connection may end of its cancellation before `closeAll()` could see it.
+    func remove(_ id: ID, cancelled: Bool) {
+        state.withLockedValue { state in
+            guard let entry = state.entries.removeValue(forKey: id) else { return }
+            if state.cuttingOff || cancelled {
+                state.cutOff.append(entry.activity.method)
+            }
+        }
     }
 
     /// Marks the connection busy with a call that has fully arrived. False when the server is
@@ -126,22 +138,36 @@ final class OpenConnections: Sendable {
     }
 
     /// Ends every connection now, whatever it is doing: the channel is closed (pending writes to
-    /// a peer that stopped reading are dropped) and a streaming call is cancelled. Returns what
-    /// was still open, by the method each was answering (nil for idle ones).
-    func closeAll() -> [String?] {
+    /// a peer that stopped reading are dropped) and a streaming call is cancelled. What each was
+    /// doing is recorded as it ends; `takeCutOff()` tells once they all have.
+    func closeAll() {
         let entries = state.withLockedValue { state in
             state.draining = true
+            state.cuttingOff = true
             return Array(state.entries.values)
         }
         for entry in entries {
             entry.channel.close(promise: nil)
             if case .streaming(_, let task) = entry.activity { task.cancel() }
         }
-        return entries.map { entry in
-            switch entry.activity {
-            case .idle: nil
-            case .answering(let method), .streaming(let method, _): method
-            }
+    }
+
+    /// The connections cut off by a hard stop, by the method each was answering (nil for idle
+    /// ones); empties the record.
+    func takeCutOff() -> [String?] {
+        state.withLockedValue { state in
+            defer { state.cutOff = [] }
+            return state.cutOff
+        }
+    }
+}
+
+extension OpenConnections.Activity {
+    /// The method being answered, nil when idle.
+    fileprivate var method: String? {
+        switch self {
+        case .idle: nil
+        case .answering(let method), .streaming(let method, _): method
         }
     }
 }

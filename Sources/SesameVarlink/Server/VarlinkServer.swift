@@ -127,6 +127,8 @@ public final class VarlinkServer: Sendable {
         defer {
             if let boundSocket { UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity) }
         }
+        // Every connection has ended by then: what a hard stop cut off is known in full.
+        defer { logCutOff() }
         do {
             try await withTaskCancellationHandler {
                 try await listener.executeThenClose { connections in
@@ -167,10 +169,15 @@ public final class VarlinkServer: Sendable {
         listener.channel.close(promise: nil)
     }
 
-    /// Ends every open connection at once; says what was cut off.
+    /// Ends every open connection at once.
     private func cutOff() {
         listener.channel.close(promise: nil)
-        let open = connections.closeAll()
+        connections.closeAll()
+    }
+
+    /// Says which connections a hard stop cut off, and what they were doing.
+    private func logCutOff() {
+        let open = connections.takeCutOff()
         guard !open.isEmpty else { return }
         let calls = open.compactMap { $0 }
         logger.notice(
@@ -226,7 +233,7 @@ public final class VarlinkServer: Sendable {
             log(.debug, "connection closed: the server is stopping", peer: peer)
             return
         }
-        defer { connections.remove(id) }
+        defer { connections.remove(id, cancelled: Task.isCancelled) }
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             asyncChannel = try await Self.wrap(channel)
