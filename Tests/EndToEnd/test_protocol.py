@@ -3,6 +3,7 @@ daemon keeps serving everyone else."""
 
 import json
 import os
+import socket
 import time
 
 from harness import RawConnection, wait_until
@@ -105,6 +106,29 @@ def test_streaming_reply_marks_continues_and_ends_when_the_peer_leaves(daemon):
     conn.close()
     bystander = RawConnection(daemon.socket_path)
     assert_still_serving(daemon, bystander)
+
+
+def test_a_peer_that_shuts_down_its_side_still_gets_every_reply_then_the_close(daemon):
+    # What `printf '...\0' | socat - UNIX-CONNECT:...` does: send the calls, shut down writing,
+    # read to the end. Stats is answered off the event loop, after the end of input has
+    # arrived, and its reply must not be lost to it; the calls behind it wait their turn.
+    conn = RawConnection(daemon.socket_path)
+    conn.send("org.varlink.service.GetInfo")
+    conn.send("io.sesame.Admin.Stats")
+    conn.send("io.sesame.Accounts.List")
+    conn.sock.shutdown(socket.SHUT_WR)
+    assert conn.reply()["parameters"]["product"] == "sesamed"
+    assert "subscribers" in conn.reply()["parameters"]
+    assert conn.reply() == {"parameters": {"accounts": []}}
+    assert conn.is_closed_by_peer()
+    # A subscription has no end of its own: shutting down its side is hanging up.
+    subscriber = RawConnection(daemon.socket_path)
+    assert subscriber.call("io.sesame.Events.Subscribe", {}, more=True)["continues"] is True
+    subscriber.sock.shutdown(socket.SHUT_WR)
+    assert subscriber.is_closed_by_peer()
+    stats = RawConnection(daemon.socket_path)
+    wait_until(lambda: stats.call("io.sesame.Admin.Stats")["parameters"]["subscribers"] == 0,
+               what="the half-closed subscriber to be gone")
 
 
 def open_descriptors(daemon) -> int:

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import SesameCore
 import SesameProtocol
@@ -44,18 +45,45 @@ import Testing
     }
 }
 
-/// What may run on a connection's event loop: only the calls that read the published view.
-@Suite struct EventLoopAnswersTests {
-    @Test func onlyListGetAndGetTokenAreAnsweredOnTheEventLoop() {
-        let accounts = HandlerFixture().accounts
+/// What is answered on a connection's event loop: only the calls that read the published view.
+@Suite struct AnswerAtOnceTests {
+    private let context = VarlinkCallContext(
+        peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000),
+        logger: Logger(label: "test"),
+        streaming: false
+    ) { _ in }
+
+    private func call(_ method: AccountsContract.Method, account: String) -> VarlinkCall {
+        VarlinkCall(
+            method: "\(AccountsContract.interface).\(method.rawValue)",
+            parameters: ["account": .string(account)]
+        )
+    }
+
+    @Test func onlyListGetAndAValidTokenAreAnsweredAtOnce() async throws {
+        let fixture = HandlerFixture()
+        let valid = try await fixture.imported(subject: "alice", expiresIn: 3600)
+        let due = try await fixture.imported(subject: "bob", expiresIn: 10)
         for method in AccountsContract.Method.allCases {
-            let call = VarlinkCall(method: "\(AccountsContract.interface).\(method.rawValue)")
             let expected = [.list, .get, .getToken].contains(method)
-            #expect(accounts.answersOnEventLoop(call) == expected, "\(method)")
-            #expect(
-                CallerAttributedInterface(wrapped: accounts).answersOnEventLoop(call) == expected,
-                "wrapped \(method)"
-            )
+            let call = call(method, account: valid.id)
+            #expect((try fixture.accounts.answerAtOnce(call, context: context) != nil) == expected, "\(method)")
+            let wrapped = CallerAttributedInterface(wrapped: fixture.accounts)
+            #expect((try wrapped.answerAtOnce(call, context: context) != nil) == expected, "wrapped \(method)")
+        }
+        // A token that must be refreshed first goes to the engine, off the loop.
+        #expect(try fixture.accounts.answerAtOnce(call(.getToken, account: due.id), context: context) == nil)
+        // Access is checked on the spot: an account the caller may not see does not exist.
+        #expect(throws: SessionError.noSuchAccount("nobody-1")) {
+            try fixture.accounts.answerAtOnce(call(.getToken, account: "nobody-1"), context: context)
+        }
+        let stranger = VarlinkCallContext(
+            peer: PeerCredentials(pid: 2, uid: 2000, gid: 2000),
+            logger: Logger(label: "test"),
+            streaming: false
+        ) { _ in }
+        #expect(throws: SessionError.noSuchAccount(valid.id)) {
+            try fixture.accounts.answerAtOnce(call(.getToken, account: valid.id), context: stranger)
         }
     }
 }

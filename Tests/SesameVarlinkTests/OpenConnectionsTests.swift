@@ -1,37 +1,53 @@
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 @testable import SesameVarlink
 
 @Suite struct OpenConnectionsTests {
-    /// A hard stop cancels the connections' tasks at the same moment as it closes them, so a
-    /// connection may end of its cancellation before `closeAll()` runs; what it was answering
-    /// must still be reported as cut off, not lost.
-    @Test func aConnectionEndedByCancellationBeforeCloseAllIsStillReportedCutOff() throws {
+    /// A hard stop reports every connection that closes after it began, with what it was
+    /// answering, and none that ended before.
+    @Test func aHardStopReportsWhatItCutOff() throws {
         let connections = OpenConnections()
         let busy = try #require(connections.register(EmbeddedChannel()))
         let idle = try #require(connections.register(EmbeddedChannel()))
         let finished = try #require(connections.register(EmbeddedChannel()))
         #expect(connections.begin(busy, method: "org.example.Slow"))
-        connections.remove(finished, cancelled: false)
+        connections.remove(finished)
 
-        connections.remove(busy, cancelled: true)
         connections.closeAll()
-        connections.remove(idle, cancelled: true)
+        connections.remove(busy)
+        connections.remove(idle)
 
         #expect(connections.takeCutOff().sorted { ($0 ?? "") < ($1 ?? "") } == [nil, "org.example.Slow"])
         #expect(connections.takeCutOff().isEmpty, "the record is taken once")
     }
 
-    /// Connections that end on their own before a hard stop are not reported as cut off.
-    @Test func connectionsThatEndedBeforeAHardStopAreNotCutOff() throws {
+    /// A stopped server's `run()` returns only once every connection has closed and every task
+    /// answering a call off the loop has ended, not when the last connection closes.
+    @Test func allEndedWaitsForConnectionsAndTasks() async throws {
         let connections = OpenConnections()
-        let done = try #require(connections.register(EmbeddedChannel()))
-        #expect(connections.begin(done, method: "org.example.Quick"))
-        #expect(connections.end(done))
-        connections.remove(done, cancelled: false)
-        connections.closeAll()
+        let open = try #require(connections.register(EmbeddedChannel()))
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        let task = connections.startTask {
+            for await _ in gate { break }
+        }
+        _ = connections.drain()
+        let finished = Mutex(false)
+        let ended = Task {
+            await connections.allEnded()
+            finished.withLock { $0 = true }
+        }
+        connections.remove(open)
         #expect(connections.takeCutOff().isEmpty)
+        for _ in 0..<100 { await Task.yield() }
+        let endedEarly = finished.withLock { $0 }
+        #expect(!endedEarly, "a task still runs")
+        opening.yield()
+        await task.value
+        await ended.value
+        // Once stopped and empty, it returns at once.
+        await connections.allEnded()
     }
 }

@@ -19,7 +19,10 @@ private struct TestInterface: VarlinkInterface {
 
         """
 
-    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { call.methodName == "Where" }
+    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
+        guard call.methodName == "Where" else { return nil }
+        return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
+    }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         switch call.methodName {
@@ -89,9 +92,9 @@ private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async t
         }
     }
 
-    /// A call its interface declares non-blocking is answered on the event loop that reads its
+    /// A call its interface answers at once is answered on the event loop that reads its
     /// connection, with no hop to another thread; any other, a large one and a streaming one
-    /// are answered off the loops.
+    /// are answered off the loops, by `handle`.
     @Test func answersOnTheConnectionsEventLoopAndLargeCallsOffIt() async throws {
         try await withServer(maximumMessageSize: 1 << 20) { path in
             let client = try await VarlinkClient.connect(unixSocketPath: path)

@@ -61,8 +61,11 @@ struct CallerAttributedInterface: VarlinkInterface {
     var name: String { wrapped.name }
     var interfaceDescription: String { wrapped.interfaceDescription }
 
-    /// As the wrapped interface says: wrapping must not move a call onto or off the loop.
-    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { wrapped.answersOnEventLoop(call) }
+    /// As the wrapped interface answers it: what is answered at once only reads, so it
+    /// causes no event to attribute, and wrapping must not move a call off the loop.
+    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
+        try wrapped.answerAtOnce(call, context: context)
+    }
 
     /// Answers the call with `wrapped`, the caller recorded as the cause of what it does.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {

@@ -17,13 +17,24 @@ struct AccountsInterface: VarlinkInterface {
     let pendingLogins = PendingLogins()
     let tokenReplies = TokenReplies()
 
-    /// List, Get and GetToken read the engine's published view without entering it (a token
-    /// that needs a refresh leaves the loop first, in `getToken`): answered on the loop. Every
-    /// other method enters the engine, whose writes seal and fsync the store.
-    func answersOnEventLoop(_ call: VarlinkCall) -> Bool {
+    /// List, Get and a GetToken whose token needs no refresh read the engine's published view
+    /// without entering it: answered on the connection's loop. Every other call enters the
+    /// engine, whose writes seal and fsync the store, and is answered by `handle`.
+    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
         switch AccountsContract.Method(rawValue: call.methodName) {
-        case .list, .get, .getToken: true
-        default: false
+        case .list: return try list(Caller(peer: context.peer, trust: trust))
+        case .get:
+            return try get(call.decodeParameters(AccountParameters.self), Caller(peer: context.peer, trust: trust))
+        case .getToken:
+            let request = try call.decodeParameters(AccountParameters.self)
+            let account = try engine.account(
+                request.account,
+                for: Caller(peer: context.peer, trust: trust),
+                requiring: .use
+            )
+            guard let tokens = engine.tokensWithoutWaiting(for: account.id) else { return nil }
+            return try tokenReplies.reply(for: account.id, tokens: tokens)
+        default: return nil
         }
     }
 
@@ -34,8 +45,8 @@ struct AccountsInterface: VarlinkInterface {
         }
         let caller = Caller(peer: context.peer, trust: trust)
         switch method {
-        case .list: return try await list(caller)
-        case .get: return try await get(call.decodeParameters(AccountParameters.self), caller)
+        case .list: return try list(caller)
+        case .get: return try get(call.decodeParameters(AccountParameters.self), caller)
         case .importTokens:
             return try await importTokens(call.decodeParameters(ImportTokensParameters.self), caller, context)
         case .login:
@@ -53,11 +64,11 @@ struct AccountsInterface: VarlinkInterface {
         }
     }
 
-    private func list(_ caller: Caller) async throws -> VarlinkReply {
+    private func list(_ caller: Caller) throws -> VarlinkReply {
         try VarlinkReply(ListReply(accounts: engine.view.list().filter(caller.mayObserve)))
     }
 
-    private func get(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
+    private func get(_ request: AccountParameters, _ caller: Caller) throws -> VarlinkReply {
         try VarlinkReply(AccountReply(account: try engine.account(request.account, for: caller)))
     }
 
@@ -69,12 +80,7 @@ struct AccountsInterface: VarlinkInterface {
         if let current = engine.tokensWithoutWaiting(for: account.id) {
             tokens = current
         } else {
-            // Off the event loop: the engine is a default actor, which would run on this
-            // task's preferred executor, and a refresh ends in a store write.
-            let patience = providers.patience(for: account.provider)
-            tokens = try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                try await engine.tokens(for: account.id, waitingAtMost: patience)
-            }
+            tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
         }
         return try tokenReplies.reply(for: account.id, tokens: tokens)
     }

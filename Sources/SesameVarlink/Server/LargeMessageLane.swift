@@ -13,16 +13,14 @@ struct LargeMessageLane: Sendable {
 
     private let queue = DispatchQueue(label: "io.sesame.varlink.large-messages")
 
-    /// Parses `frame` as a call, on the lane when it is large.
-    func call(from frame: ByteBuffer) async throws(VarlinkProtocolError) -> VarlinkCall {
-        guard frame.readableBytes > Self.threshold else { return try VarlinkCall(frame: frame) }
-        let parsed: Result<VarlinkCall, VarlinkProtocolError> = await withCheckedContinuation { continuation in
+    /// Parses `frame` as a call, on the lane.
+    func parse(_ frame: ByteBuffer) async -> Result<VarlinkCall, VarlinkProtocolError> {
+        await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(
                     returning: Result { () throws(VarlinkProtocolError) in try VarlinkCall(frame: frame) }
                 )
             }
         }
-        return try parsed.get()
     }
 }

@@ -4,7 +4,8 @@ import NIOCore
 /// The connections a server serves and what each is doing, so that stopping can treat them as
 /// they deserve: an idle connection (or one with half a call in it) is closed at once, a
 /// streaming call is cancelled, and a call being answered is left to finish, until a hard stop
-/// closes whatever is still open.
+/// closes whatever is still open. It also counts the tasks that answer calls off the event
+/// loops, so a stopped server returns only once none is left.
 final class OpenConnections: Sendable {
     /// Identifies one registered connection.
     struct ID: Hashable, Sendable {
@@ -15,10 +16,10 @@ final class OpenConnections: Sendable {
     enum Activity: Sendable {
         /// Waiting for the next call; bytes of an unfinished call may be buffered.
         case idle
-        /// Answering a call with one reply.
-        case answering(method: String)
+        /// Answering a call with one reply; the task doing it when it is answered off the loop.
+        case answering(method: String, task: Task<Void, Never>?)
         /// Answering a streaming call (`more`), which only ends when cancelled or done.
-        case streaming(method: String, task: Task<Void, any Error>)
+        case streaming(method: String, task: Task<Void, Never>)
     }
 
     /// What a graceful stop did.
@@ -40,10 +41,21 @@ final class OpenConnections: Sendable {
         var entries: [ID: Entry] = [:]
         var nextID: UInt64 = 0
         var draining = false
+        /// Tasks answering or parsing a call off the loops, still running.
+        var runningTasks = 0
         /// Set by a hard stop: every connection removed from then on was cut off.
         var cuttingOff = false
         /// What each connection that was cut off was doing (nil for an idle one).
         var cutOff: [String?] = []
+        /// Who waits for every connection and task to end after a stop.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+
+        /// The waiters to resume, once stopping and nothing is left; none otherwise.
+        mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
+            guard draining, entries.isEmpty, runningTasks == 0 else { return [] }
+            defer { waiters = [] }
+            return waiters
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -61,17 +73,16 @@ final class OpenConnections: Sendable {
         return id
     }
 
-    /// Forgets a connection that has ended. One that ends after a hard stop began, or whose task
-    /// was `cancelled` (which only a hard stop does), is recorded as cut off with what it was
-    /// doing: a hard stop cancels the connections' tasks concurrently with `closeAll()`, and a
-    /// connection may end of its cancellation before `closeAll()` could see it.
-    func remove(_ id: ID, cancelled: Bool) {
-        state.withLockedValue { state in
-            guard let entry = state.entries.removeValue(forKey: id) else { return }
-            if state.cuttingOff || cancelled {
+    /// Forgets a connection that has closed; one that closes after a hard stop began is
+    /// recorded as cut off, with what it was doing.
+    func remove(_ id: ID) {
+        let waiters = state.withLockedValue { state in
+            if let entry = state.entries.removeValue(forKey: id), state.cuttingOff {
                 state.cutOff.append(entry.activity.method)
             }
+            return state.takeWaitersIfDone()
         }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Marks the connection busy with a call that has fully arrived. False when the server is
@@ -79,25 +90,39 @@ final class OpenConnections: Sendable {
     func begin(_ id: ID, method: String) -> Bool {
         state.withLockedValue { state in
             guard state.entries[id] != nil, !state.draining else { return false }
-            state.entries[id]?.activity = .answering(method: method)
+            state.entries[id]?.activity = .answering(method: method, task: nil)
             return true
         }
     }
 
-    /// Records the task of the streaming call the connection now answers, cancelled at once if a
-    /// stop began since `begin`.
-    func stream(_ id: ID, method: String, task: Task<Void, any Error>) {
-        let stopping = state.withLockedValue { state in
-            state.entries[id]?.activity = .streaming(method: method, task: task)
-            return state.draining
+    /// Runs `work` in a task on the cooperative pool, counted until it ends.
+    func startTask(_ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        state.withLockedValue { $0.runningTasks += 1 }
+        return Task(executorPreference: globalConcurrentExecutor) {
+            await work()
+            let waiters = self.state.withLockedValue { state in
+                state.runningTasks -= 1
+                return state.takeWaitersIfDone()
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Records the task answering the connection's current call; a streaming one (`more`) is
+    /// cancelled at once if a stop began since `begin`.
+    func answerOffLoop(_ id: ID, more: Bool, task: Task<Void, Never>) {
+        let stopping = state.withLockedValue { state -> Bool in
+            guard case .answering(let method, _) = state.entries[id]?.activity else { return false }
+            state.entries[id]?.activity =
+                more ? .streaming(method: method, task: task) : .answering(method: method, task: task)
+            return state.draining && more
         }
         if stopping { task.cancel() }
     }
 
-    /// Cancels the streaming call of a connection whose peer hung up: while a streaming call
-    /// runs nothing reads the socket, so the channel closing is how the hang-up is seen.
+    /// Cancels the streaming call of a connection whose peer hung up.
     func cancelStreaming(_ id: ID) {
-        let task = state.withLockedValue { state -> Task<Void, any Error>? in
+        let task = state.withLockedValue { state -> Task<Void, Never>? in
             guard case .streaming(_, let task) = state.entries[id]?.activity else { return nil }
             return task
         }
@@ -105,10 +130,12 @@ final class OpenConnections: Sendable {
     }
 
     /// Marks the connection idle after answering. False when the server is stopping: the
-    /// connection should end now that its call is done.
+    /// connection should end now that its call is done. After a hard stop began the call keeps
+    /// its name: it ended because it was cancelled, and its connection is reported cut off
+    /// with it (a closed channel is removed only after the loop has run what was queued).
     func end(_ id: ID) -> Bool {
         state.withLockedValue { state in
-            state.entries[id]?.activity = .idle
+            if !state.cuttingOff { state.entries[id]?.activity = .idle }
             return !state.draining && state.entries[id] != nil
         }
     }
@@ -117,10 +144,10 @@ final class OpenConnections: Sendable {
     /// streaming calls are cancelled, and calls being answered are left to finish.
     func drain() -> Drained {
         var drained = Drained()
-        let (idle, streaming) = state.withLockedValue { state -> ([any Channel], [Task<Void, any Error>]) in
+        let (idle, streaming, waiters) = state.withLockedValue { state in
             state.draining = true
             var idle: [any Channel] = []
-            var streaming: [Task<Void, any Error>] = []
+            var streaming: [Task<Void, Never>] = []
             for entry in state.entries.values {
                 switch entry.activity {
                 case .idle: idle.append(entry.channel)
@@ -128,27 +155,40 @@ final class OpenConnections: Sendable {
                 case .streaming(_, let task): streaming.append(task)
                 }
             }
-            return (idle, streaming)
+            return (idle, streaming, state.takeWaitersIfDone())
         }
         drained.idle = idle.count
         drained.streaming = streaming.count
         for channel in idle { channel.close(promise: nil) }
         for task in streaming { task.cancel() }
+        for waiter in waiters { waiter.resume() }
         return drained
     }
 
     /// Ends every connection now, whatever it is doing: the channel is closed (pending writes to
-    /// a peer that stopped reading are dropped) and a streaming call is cancelled. What each was
-    /// doing is recorded as it ends; `takeCutOff()` tells once they all have.
+    /// a peer that stopped reading are dropped) and the task answering its call is cancelled.
+    /// What each was doing is recorded as it closes; `takeCutOff()` tells once all have.
     func closeAll() {
-        let entries = state.withLockedValue { state in
+        let (entries, waiters) = state.withLockedValue { state in
             state.draining = true
             state.cuttingOff = true
-            return Array(state.entries.values)
+            return (Array(state.entries.values), state.takeWaitersIfDone())
         }
         for entry in entries {
             entry.channel.close(promise: nil)
-            if case .streaming(_, let task) = entry.activity { task.cancel() }
+            entry.activity.task?.cancel()
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once a stop has begun and every connection and task has ended.
+    func allEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLockedValue { state in
+                state.waiters.append(continuation)
+                return state.takeWaitersIfDone()
+            }
+            for waiter in done { waiter.resume() }
         }
     }
 
@@ -167,7 +207,16 @@ extension OpenConnections.Activity {
     fileprivate var method: String? {
         switch self {
         case .idle: nil
-        case .answering(let method), .streaming(let method, _): method
+        case .answering(let method, _), .streaming(let method, _): method
+        }
+    }
+
+    /// The task answering the call off the loop, if any.
+    fileprivate var task: Task<Void, Never>? {
+        switch self {
+        case .idle: nil
+        case .answering(_, let task): task
+        case .streaming(_, let task): task
         }
     }
 }

@@ -11,16 +11,17 @@ public protocol VarlinkInterface: Sendable {
     /// through `context.send`, the final reply is returned, and an error reply is thrown as `VarlinkError`.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
 
-    /// Whether `call` may be answered on its connection's event loop, which every connection
-    /// on that loop shares: only a call that never blocks and never enters an actor (a default
-    /// actor runs on the calling task's preferred executor, so a store write would run on the
-    /// loop). Every other call is answered on the cooperative pool. By default, none.
-    func answersOnEventLoop(_ call: VarlinkCall) -> Bool
+    /// Answers `call` on the spot, on its connection's event loop, which every connection on
+    /// that loop shares: only when that needs no waiting, no actor and little work (reading a
+    /// published view, a constant). Nil hands the call to `handle` on the cooperative pool;
+    /// a thrown error is the reply, as from `handle`. Never asked for a streaming call.
+    /// By default, every call goes to `handle`.
+    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply?
 }
 
 extension VarlinkInterface {
-    /// No call of this interface is answered on the event loop.
-    public func answersOnEventLoop(_ call: VarlinkCall) -> Bool { false }
+    /// Every call of this interface is answered by `handle`.
+    public func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? { nil }
 }
 
 /// An error of a layer above the wire that knows its own Varlink error reply; the server sends
@@ -54,12 +55,11 @@ public struct VarlinkCallContext: Sendable {
     /// Where intermediate replies go: the peer's connection, or a handler's in-process caller.
     private enum Outbound: Sendable {
         case none
-        case connection(NIOAsyncChannelOutboundWriter<ByteBuffer>)
+        case connection(ReplyWriter)
         case inProcess(@Sendable (VarlinkReply) async throws -> Void)
     }
 
-    init(peer: PeerCredentials, logger: Logger, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?, call: VarlinkCall)
-    {
+    init(peer: PeerCredentials, logger: Logger, outbound: ReplyWriter?, call: VarlinkCall) {
         self.peer = peer
         self.baseLogger = logger
         self.method = call.method

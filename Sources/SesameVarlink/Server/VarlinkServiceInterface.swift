@@ -27,7 +27,9 @@ struct VarlinkServiceInterface: VarlinkInterface {
     let descriptions: [String: String]
 
     /// GetInfo and GetInterfaceDescription read constants: answered on the loop.
-    func answersOnEventLoop(_ call: VarlinkCall) -> Bool { true }
+    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
+        try reply(to: call)
+    }
 
     init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface]) {
         self.info = info
@@ -53,6 +55,10 @@ struct VarlinkServiceInterface: VarlinkInterface {
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        try reply(to: call)
+    }
+
+    private func reply(to call: VarlinkCall) throws -> VarlinkReply {
         switch call.methodName {
         case "GetInfo":
             return try VarlinkReply(

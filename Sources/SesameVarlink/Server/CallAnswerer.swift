@@ -1,0 +1,114 @@
+import Logging
+import NIOCore
+
+/// How a server answers a call it has read: through the interface that names it, on the spot
+/// when the interface can (`answerAtOnce`), or by its `handle`; every error becomes the reply
+/// the peer reads. Shared by all of a server's connections.
+struct CallAnswerer: Sendable {
+    /// The interfaces, by name, `org.varlink.service` included.
+    let interfaces: [String: any VarlinkInterface]
+    /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
+    let protocolInterface: String
+    let logger: Logger
+
+    /// The framed reply to `call` if its interface gives it without waiting, for the connection's
+    /// event loop to write at once; nil when the call must go to `answer` off the loop.
+    func answerAtOnce(_ call: VarlinkCall, peer: PeerCredentials) -> ByteBuffer? {
+        guard !call.more else { return nil }
+        let context = VarlinkCallContext(peer: peer, logger: logger, outbound: nil, call: call)
+        do {
+            guard let interface = interfaces[call.interface] else {
+                throw VarlinkError.interfaceNotFound(call.interface)
+            }
+            return try interface.answerAtOnce(call, context: context)?.frame(continues: false)
+        } catch {
+            return errorFrame(for: error, context: context)
+        }
+    }
+
+    /// The framed final reply to `call`, its intermediate replies sent through `outbound`; nil
+    /// when there is nothing left to send: the call was cancelled, or the peer hung up.
+    func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials) async -> ByteBuffer? {
+        let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
+        do {
+            guard let interface = interfaces[call.interface] else {
+                throw VarlinkError.interfaceNotFound(call.interface)
+            }
+            return try await interface.handle(call, context: context).frame(continues: false)
+        } catch is CancellationError {
+            return nil
+        } catch let error as ChannelError where error == .ioOnClosedChannel || error == .outputClosed {
+            // The peer hung up while the call was still sending replies: how a client ends a
+            // `more` call it no longer wants, not a failure.
+            context.logger.debug("peer hung up during the call")
+            return nil
+        } catch {
+            return errorFrame(for: error, context: context)
+        }
+    }
+
+    /// The error reply for what a handler threw.
+    private func errorFrame(for error: any Error, context: VarlinkCallContext) -> ByteBuffer {
+        switch error {
+        case let error as VarlinkError:
+            context.logger.debug("call failed", metadata: ["error": "\(error.name)"])
+            return error.frame()
+        case let error as any VarlinkErrorConvertible:
+            context.logger.debug("call failed", metadata: ["error": "\(error.varlinkError.name)"])
+            return error.varlinkError.frame()
+        default:
+            // Unknown errors may carry anything; only their type reaches the log, never the peer.
+            context.logger.error("call failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
+            return VarlinkError(protocolInterface + ".InternalError").frame()
+        }
+    }
+
+    /// Logs with the peer's identity as metadata, made only when the level is on: setting
+    /// metadata on a logger costs (a stream handler renders it at once) and most connections
+    /// log nothing at the default level.
+    func log(
+        _ level: Logger.Level,
+        _ message: @autoclosure () -> Logger.Message,
+        peer: PeerCredentials,
+        metadata: @autoclosure () -> Logger.Metadata = [:]
+    ) {
+        guard logger.logLevel <= level else { return }
+        logger.log(level: level, message(), metadata: peer.logMetadata.merging(metadata()) { _, given in given })
+    }
+}
+
+/// Writes a call's intermediate replies to its connection from whatever thread the handler runs
+/// on; while the peer is not reading (the channel over its high-water mark), each write waits
+/// until it has reached the socket, so a slow peer holds up its own call and nothing else, and
+/// a call cancelled in that wait closes the connection.
+struct ReplyWriter: Sendable {
+    let channel: any Channel
+
+    /// Sends one framed reply; throws `ioOnClosedChannel` once the peer has gone.
+    func write(_ frame: ByteBuffer) async throws {
+        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+        if channel.isWritable {
+            channel.writeAndFlush(frame, promise: nil)
+        } else {
+            do {
+                // Cancelled (the peer left, the server stops) while the peer reads nothing: the
+                // connection is closed, which fails the write and ends the wait.
+                try await withTaskCancellationHandler {
+                    try await channel.writeAndFlush(frame).get()
+                } onCancel: {
+                    channel.close(promise: nil)
+                }
+            } catch {
+                // However the write failed (EPIPE, a reset, a close), the peer is gone.
+                throw ChannelError.ioOnClosedChannel
+            }
+        }
+    }
+}
+
+extension PeerCredentials {
+    /// The peer's identity as log metadata.
+    var logMetadata: Logger.Metadata {
+        ["peer_uid": "\(uid)", "peer_pid": "\(pid)"]
+    }
+}

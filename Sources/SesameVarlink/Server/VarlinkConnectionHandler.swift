@@ -1,0 +1,334 @@
+import Logging
+import NIOCore
+
+/// Serves one connection on its event loop, the calls in the order they arrived. A call its
+/// interface can answer without waiting (`answerAtOnce`: a token, an account, the service's
+/// info) is read, answered and written right here, with no task and no hop to another thread;
+/// any other call, a large one and a streaming one are answered by a task on the cooperative
+/// pool, and the calls behind it wait. While a call is off the loop, or the peer is not reading
+/// its replies, the connection reads nothing more: what one peer sends never piles up here.
+final class VarlinkConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// What came in, in order: a message, the framing's verdict on the stream, or its end.
+    private enum Inbound {
+        case message(ByteBuffer)
+        case framingFailed(VarlinkFramingError)
+        case inputClosed
+    }
+
+    /// Whether the next call may start.
+    private enum Phase {
+        /// Nothing is being answered.
+        case ready
+        /// A task answers a call (or parses a large one) off the loop.
+        case offLoop
+        /// A reply was written but the peer is not reading: the call counts as being answered
+        /// until the reply has room to leave.
+        case waitingForPeer
+        /// Enough calls were answered in a row: the rest wait for the loop's next turn, after
+        /// the other connections that are ready.
+        case yielding
+        /// The connection closes once what was written has been sent.
+        case ending
+    }
+
+    private let answerer: CallAnswerer
+    private let connections: OpenConnections
+    private let largeMessages: LargeMessageLane
+    private let id: OpenConnections.ID
+    private let peer: PeerCredentials
+
+    private var phase = Phase.ready
+    /// The call off the loop is a streaming one: reading goes on meanwhile (within
+    /// `streamingReadLimit`), since the peer closing its end is how it hangs up.
+    private var streaming = false
+    /// What arrived while a call was being answered; at most what one read brought in, since
+    /// reading stops until the queue is empty again.
+    private var waiting = CircularBuffer<Inbound>()
+    /// The bytes of the messages in `waiting`.
+    private var waitingBytes = 0
+    /// A read was asked for while the connection was not ready; made when it is.
+    private var readDeferred = false
+    private var needsFlush = false
+    /// Inside `channelRead`: writes are flushed once, at `channelReadComplete`.
+    private var reading = false
+    /// The newest write, so that closing waits for everything written before it.
+    private var lastWrite: EventLoopFuture<Void>?
+
+    init(
+        answerer: CallAnswerer,
+        connections: OpenConnections,
+        largeMessages: LargeMessageLane,
+        id: OpenConnections.ID,
+        peer: PeerCredentials
+    ) {
+        self.answerer = answerer
+        self.connections = connections
+        self.largeMessages = largeMessages
+        self.id = id
+        self.peer = peer
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reading = true
+        let frame = unwrapInboundIn(data)
+        waitingBytes += frame.readableBytes
+        waiting.append(.message(frame))
+        serveWaiting(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        flushIfNeeded(context: context)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? VarlinkFramingError {
+            waiting.append(.framingFailed(error))
+            serveWaiting(context: context)
+        } else {
+            answerer.log(.debug, "connection failed", peer: peer, metadata: ["error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .inputClosed = event as? ChannelEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        // The peer sent all it will: what it sent is still answered, then the connection ends;
+        // a streaming call, which has no end of its own, ends now.
+        if streaming { connections.cancelStreaming(id) }
+        waiting.append(.inputClosed)
+        serveWaiting(context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if case .waitingForPeer = phase, context.channel.isWritable {
+            phase = .ready
+            callDone(context: context)
+            serveWaiting(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // Nothing reads the socket while a streaming call runs, so the close is how its
+        // hang-up is seen.
+        connections.cancelStreaming(id)
+        waiting.removeAll()
+        waitingBytes = 0
+        context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        switch phase {
+        case .ready where waiting.isEmpty: context.read()
+        case .offLoop where streaming && waitingBytes < Self.streamingReadLimit: context.read()
+        default: readDeferred = true
+        }
+    }
+
+    /// How much a peer may send behind a streaming call before reading stops.
+    private static let streamingReadLimit = 64 * 1024
+
+    /// Serves what has arrived until a call has to wait, then reads on if nothing is left.
+    /// At most `callsInARow` are answered before the rest wait for the loop's next turn, so
+    /// a peer that pipelines thousands of calls does not keep the loop from the others.
+    private func serveWaiting(context: ChannelHandlerContext) {
+        var served = 0
+        while case .ready = phase, let next = waiting.popFirst() {
+            switch next {
+            case .message(let frame):
+                waitingBytes -= frame.readableBytes
+                serve(frame, context: context)
+            case .framingFailed(let error): framingFailed(error, context: context)
+            case .inputClosed: end(context: context)
+            }
+            served += 1
+            if served == Self.callsInARow, case .ready = phase, !waiting.isEmpty {
+                yieldTheLoop(context: context)
+            }
+        }
+        if case .ready = phase, waiting.isEmpty, readDeferred {
+            readDeferred = false
+            context.read()
+        }
+        if !reading { flushIfNeeded(context: context) }
+    }
+
+    private static let callsInARow = 32
+
+    private func yieldTheLoop(context: ChannelHandlerContext) {
+        phase = .yielding
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = handler.value
+            guard case .yielding = handler.phase else { return }
+            handler.phase = .ready
+            handler.serveWaiting(context: context)
+        }
+    }
+
+    private func serve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+        // A large message is parsed and answered off the loop, which other connections share.
+        guard frame.readableBytes <= LargeMessageLane.threshold else {
+            parseOffLoop(frame, context: context)
+            return
+        }
+        do {
+            dispatch(try VarlinkCall(frame: frame), mayAnswerAtOnce: true, context: context)
+        } catch {
+            refuse(error, context: context)
+        }
+    }
+
+    /// Starts answering a call that has fully arrived.
+    private func dispatch(_ call: VarlinkCall, mayAnswerAtOnce: Bool, context: ChannelHandlerContext) {
+        guard connections.begin(id, method: call.method) else {
+            // The server is stopping: no new call is started.
+            end(context: context)
+            return
+        }
+        if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer) {
+            replied(call, with: reply, context: context)
+        } else {
+            answerOffLoop(call, context: context)
+        }
+    }
+
+    /// Writes the final reply (none for a `oneway` call) and ends the call, or waits for the
+    /// peer to make room for it.
+    private func replied(_ call: VarlinkCall, with reply: ByteBuffer?, context: ChannelHandlerContext) {
+        if let reply, !call.oneway {
+            lastWrite = context.write(wrapOutboundOut(reply))
+            needsFlush = true
+        }
+        guard context.channel.isWritable else {
+            phase = .waitingForPeer
+            flushIfNeeded(context: context)
+            return
+        }
+        callDone(context: context)
+    }
+
+    private func callDone(context: ChannelHandlerContext) {
+        guard connections.end(id) else {
+            // The server is stopping: the connection ends now that its call is done.
+            end(context: context)
+            return
+        }
+    }
+
+    private func answerOffLoop(_ call: VarlinkCall, context: ChannelHandlerContext) {
+        phase = .offLoop
+        streaming = call.more
+        flushIfNeeded(context: context)
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let (answerer, peer) = (self.answerer, self.peer)
+        let outbound = ReplyWriter(channel: context.channel)
+        let task = connections.startTask { [eventLoop = context.eventLoop] in
+            let reply = await answerer.answer(call, outbound: outbound, peer: peer)
+            eventLoop.execute {
+                let (handler, context) = handler.value
+                handler.answeredOffLoop(call, with: reply, context: context)
+            }
+        }
+        connections.answerOffLoop(id, more: call.more, task: task)
+    }
+
+    private func answeredOffLoop(_ call: VarlinkCall, with reply: ByteBuffer?, context: ChannelHandlerContext) {
+        guard case .offLoop = phase else { return }
+        phase = .ready
+        streaming = false
+        replied(call, with: reply, context: context)
+        serveWaiting(context: context)
+    }
+
+    private func parseOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+        phase = .offLoop
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let largeMessages = self.largeMessages
+        _ = connections.startTask { [eventLoop = context.eventLoop] in
+            let parsed = await largeMessages.parse(frame)
+            eventLoop.execute {
+                let (handler, context) = handler.value
+                handler.parsedOffLoop(parsed, context: context)
+            }
+        }
+    }
+
+    private func parsedOffLoop(_ parsed: Result<VarlinkCall, VarlinkProtocolError>, context: ChannelHandlerContext) {
+        guard case .offLoop = phase else { return }
+        phase = .ready
+        switch parsed {
+        case .success(let call): dispatch(call, mayAnswerAtOnce: false, context: context)
+        case .failure(let error): refuse(error, context: context)
+        }
+        serveWaiting(context: context)
+    }
+
+    /// Answers a message that is not a call with `InvalidMessage`, and ends the connection.
+    private func refuse(_ error: VarlinkProtocolError, context: ChannelHandlerContext) {
+        answerer.log(
+            .notice,
+            "closing connection after an invalid message",
+            peer: peer,
+            metadata: ["error": "\(error)"]
+        )
+        end(answering: error, context: context)
+    }
+
+    /// Sends the protocol error, then ends the connection.
+    private func end(answering error: VarlinkProtocolError, context: ChannelHandlerContext) {
+        lastWrite = context.write(wrapOutboundOut(error.varlinkError(in: answerer.protocolInterface).frame()))
+        needsFlush = true
+        end(context: context)
+    }
+
+    private func framingFailed(_ error: VarlinkFramingError, context: ChannelHandlerContext) {
+        switch error {
+        case .messageTooLarge(let limit):
+            answerer.log(
+                .notice,
+                "closing connection after a message over the size limit",
+                peer: peer,
+                metadata: ["limit": "\(limit)"]
+            )
+            end(answering: .messageTooLarge(limit: limit), context: context)
+        case .truncatedMessage(let bytes):
+            answerer.log(.debug, "peer closed in the middle of a message", peer: peer, metadata: ["bytes": "\(bytes)"])
+            end(context: context)
+        }
+    }
+
+    /// Closes the connection once everything written has been sent.
+    private func end(context: ChannelHandlerContext) {
+        guard !isEnding else { return }
+        phase = .ending
+        waiting.removeAll()
+        waitingBytes = 0
+        flushIfNeeded(context: context)
+        let channel = context.channel
+        if let lastWrite {
+            lastWrite.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            channel.close(promise: nil)
+        }
+    }
+
+    private var isEnding: Bool {
+        if case .ending = phase { return true }
+        return false
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+}
