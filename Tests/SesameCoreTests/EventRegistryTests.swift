@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import Synchronization
 import Testing
 
 private func event(_ sequence: UInt64, account: String = "a", kind: AuthEvent.Kind = .loggedIn) -> AuthEvent {
@@ -131,5 +132,60 @@ private func registry(queueLimit: Int = 64, historyLimit: Int = 16, before: UInt
         } else {
             Issue.record("since at the restart can replay")
         }
+    }
+}
+
+/// A sink that keeps what it is given, and says it is gone after `capacity` events.
+private final class CollectingSink: EventSink, Sendable {
+    let capacity: Int
+    let received = Mutex<[UInt64]>([])
+
+    init(capacity: Int = .max) {
+        self.capacity = capacity
+    }
+
+    func deliver(_ payload: UInt64) -> Bool {
+        received.withLock { received in
+            guard received.count < capacity else { return false }
+            received.append(payload)
+            return true
+        }
+    }
+}
+
+@Suite struct EventSinkTests {
+    /// Events queued before the sink is attached come first, then the live ones, each once,
+    /// in order; the subscription's filter still applies.
+    @Test func anAttachedSinkGetsTheQueuedEventsThenTheLiveOnesInOrder() throws {
+        let registry = registry(queueLimit: 64)
+        let subscription = registry.subscribe(filter: EventFilter(accounts: ["a"]), since: nil, current: 0).0
+        registry.publish(event(1))
+        registry.publish(event(2, account: "b"))
+        registry.publish(event(3))
+        let sink = CollectingSink()
+        #expect(try subscription.attach(sink))
+        registry.publish(event(4))
+        registry.publish(event(5, account: "b"))
+        registry.publish(event(6))
+        #expect(sink.received.withLock { $0 } == [1, 3, 4, 6])
+    }
+
+    /// A sink that says it is gone is unsubscribed; one attached after its queue overflowed
+    /// learns that it was cut off.
+    @Test func aGoneSinkIsUnsubscribedAndALaggedSubscriberCannotAttach() throws {
+        let registry = registry(queueLimit: 4)
+        let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
+        let sink = CollectingSink(capacity: 2)
+        #expect(try subscription.attach(sink))
+        for sequence in 1...3 as ClosedRange<UInt64> { registry.publish(event(sequence)) }
+        #expect(registry.subscriberCount == 0)
+        #expect(sink.received.withLock { $0 } == [1, 2])
+
+        let lagging = registry.subscribe(filter: EventFilter(), since: nil, current: 3).0
+        for sequence in 4...9 as ClosedRange<UInt64> { registry.publish(event(sequence)) }
+        #expect(throws: SubscriberLagged(queueLimit: 4)) { try lagging.attach(CollectingSink()) }
+        let cancelled = registry.subscribe(filter: EventFilter(), since: nil, current: 9).0
+        cancelled.cancel()
+        #expect(try cancelled.attach(CollectingSink()) == false)
     }
 }

@@ -18,6 +18,8 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     private struct Entry: Sendable {
         var filter: EventFilter
         var queue: SubscriberQueue<Payload>
+        /// Where events go once the subscriber took them directly (`Subscription.attach`).
+        var sink: (any EventSink<Payload>)?
     }
 
     private struct State {
@@ -28,6 +30,9 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Held while events are handed to sinks, outside `state`: a sink may do a little work
+    /// (a group lookup for an access check), and the order of events must hold for every sink.
+    private let delivering = Mutex(())
     private let encode: @Sendable (AuthEvent) -> Payload
 
     /// How many undelivered events one subscriber may have before it is cut off.
@@ -58,31 +63,45 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     }
 
     /// Sends `event` to every matching subscriber and keeps it for replay. Never waits: a
-    /// subscriber whose queue is full is removed, and its next read reports `SubscriberLagged`.
-    /// Returns how many subscribers were cut off.
+    /// subscriber whose queue is full is removed, and its next read reports `SubscriberLagged`;
+    /// a sink takes the event at once. Returns how many queued subscribers were cut off.
     @discardableResult
     public func publish(_ event: AuthEvent) -> Int {
         let payload = encode(event)
-        return state.withLock { state in
-            if historyLimit > 0 {
-                state.history.append((event, payload))
-                if state.history.count - state.historyHead > historyLimit { state.historyHead += 1 }
-                if state.historyHead > 1024 && state.historyHead * 2 > state.history.count {
-                    state.history.removeFirst(state.historyHead)
-                    state.historyHead = 0
+        return delivering.withLock { _ in
+            let (lagged, sinks) = state.withLock { state in
+                if historyLimit > 0 {
+                    state.history.append((event, payload))
+                    if state.history.count - state.historyHead > historyLimit { state.historyHead += 1 }
+                    if state.historyHead > 1024 && state.historyHead * 2 > state.history.count {
+                        state.history.removeFirst(state.historyHead)
+                        state.historyHead = 0
+                    }
+                }
+                var lagged = 0
+                var gone: [UInt64] = []
+                var sinks: [(UInt64, any EventSink<Payload>)] = []
+                for (id, entry) in state.subscribers where entry.filter.matches(event) {
+                    if let sink = entry.sink {
+                        sinks.append((id, sink))
+                        continue
+                    }
+                    switch entry.queue.push(payload) {
+                    case .queued: continue
+                    case .lagged: lagged += 1
+                    case .closed: break
+                    }
+                    gone.append(id)
+                }
+                for id in gone { state.subscribers[id] = nil }
+                return (lagged, sinks)
+            }
+            let gone = sinks.filter { !$0.1.deliver(payload) }.map(\.0)
+            if !gone.isEmpty {
+                state.withLock { state in
+                    for id in gone { state.subscribers[id] = nil }
                 }
             }
-            var lagged = 0
-            var gone: [UInt64] = []
-            for (id, entry) in state.subscribers where entry.filter.matches(event) {
-                switch entry.queue.push(payload) {
-                case .queued: continue
-                case .lagged: lagged += 1
-                case .closed: break
-                }
-                gone.append(id)
-            }
-            for id in gone { state.subscribers[id] = nil }
             return lagged
         }
     }
@@ -95,7 +114,11 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Entry(filter: filter, queue: queue)
-            let subscription = Subscription(queue: queue) { [weak self] in self?.remove(id) }
+            let subscription = Subscription(
+                queue: queue,
+                attach: { [weak self] sink in self?.attach(sink, to: id) ?? false },
+                unregister: { [weak self] in self?.remove(id) }
+            )
             guard let since, since != current else { return (subscription, .upToDate) }
             // A `since` ahead of us comes from another history (say, a store that was reset).
             guard since < current else { return (subscription, .resync) }
@@ -112,6 +135,37 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     private func remove(_ id: UInt64) {
         _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
+
+    /// Sends the subscriber's events to `sink` from now on, those still queued first, in order.
+    /// False when the subscriber was cut off (its queue full) or is gone.
+    private func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
+        delivering.withLock { _ in
+            let queued = state.withLock { state -> [Payload]? in
+                guard state.subscribers[id] != nil, let queued = state.subscribers[id]?.queue.takeAll() else {
+                    return nil
+                }
+                state.subscribers[id]?.sink = sink
+                return queued
+            }
+            guard let queued else { return false }
+            for payload in queued where !sink.deliver(payload) {
+                remove(id)
+                return true
+            }
+            return true
+        }
+    }
+}
+
+/// Takes a subscriber's events as they are published, instead of its queue: for a subscriber
+/// that can pass each one on without waiting (to its connection's event loop), so no task has
+/// to wake for every event. Events arrive in order, one at a time.
+public protocol EventSink<Payload>: Sendable {
+    /// What an event is, as published.
+    associatedtype Payload: Sendable
+    /// Takes one event without waiting; false when the subscriber is gone (or was cut off),
+    /// which unsubscribes it.
+    func deliver(_ payload: Payload) -> Bool
 }
 
 /// A live subscription: read it as an async sequence of encoded events. Cancelling it, dropping
@@ -120,11 +174,28 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
     public typealias Element = Payload
 
     private let queue: SubscriberQueue<Payload>
+    private let attachSink: @Sendable (any EventSink<Payload>) -> Bool
     private let unregister: @Sendable () -> Void
 
-    init(queue: SubscriberQueue<Payload>, unregister: @escaping @Sendable () -> Void) {
+    init(
+        queue: SubscriberQueue<Payload>,
+        attach: @escaping @Sendable (any EventSink<Payload>) -> Bool,
+        unregister: @escaping @Sendable () -> Void
+    ) {
         self.queue = queue
+        self.attachSink = attach
         self.unregister = unregister
+    }
+
+    /// Hands every event from now on to `sink`, the ones not yet read first; the subscription
+    /// is then no longer read. Throws `SubscriberLagged` if the subscriber was already cut off,
+    /// and returns false if it is gone (cancelled).
+    public func attach(_ sink: any EventSink<Payload>) throws -> Bool {
+        guard attachSink(sink) else {
+            if queue.isLagged { throw SubscriberLagged(queueLimit: queue.limit) }
+            return false
+        }
+        return true
     }
 
     deinit {

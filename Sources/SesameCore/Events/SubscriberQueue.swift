@@ -78,6 +78,24 @@ final class SubscriberQueue<Payload: Sendable>: Sendable {
         return result
     }
 
+    /// Empties the queue and returns what it held, for a subscriber that takes its events
+    /// elsewhere from now on; nil once it was cut off or cancelled.
+    func takeAll() -> [Payload]? {
+        state.withLock { state in
+            guard state.terminal == nil else { return nil }
+            defer {
+                state.buffer = []
+                state.head = 0
+            }
+            return Array(state.buffer[state.head...])
+        }
+    }
+
+    /// Whether the subscriber was cut off for falling behind.
+    var isLagged: Bool {
+        state.withLock { $0.terminal == .lagged }
+    }
+
     /// Ends the queue: a waiting read returns nil, and so does every later one.
     func cancel() {
         let waiter = state.withLock { state -> CheckedContinuation<Payload?, any Error>? in

@@ -57,6 +57,9 @@ struct EventsInterface: VarlinkInterface {
             try await context.send(VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: accounts))))
         }
         do {
+            if let stream = context.replyStream(fallingBehindAfter: engine.registry.queueLimit) {
+                try await follow(subscription, on: stream, identity: identity, visible: visible)
+            }
             for try await event in subscription {
                 try await send(event)
             }
@@ -70,6 +73,40 @@ struct EventsInterface: VarlinkInterface {
         // The subscription only ends without an error when it is cancelled: the peer left or the
         // daemon is stopping, and nobody is there to read a final reply.
         throw CancellationError()
+    }
+}
+
+extension EventsInterface {
+    /// Hands every event from now on straight to the connection's event loop (`stream`), with
+    /// the access check made again for each, and waits until the stream ends: no task wakes
+    /// for each event. Throws `SubscriberLagged` if the subscriber fell behind, and
+    /// `CancellationError` once it is gone.
+    fileprivate func follow(
+        _ subscription: Subscription<EventReply.Encoded>,
+        on stream: VarlinkReplyStream,
+        identity: FollowedIdentity,
+        visible: @escaping EventFilter.Visibility
+    ) async throws {
+        let sink = StreamedEvents(stream: stream, identity: identity, visible: visible)
+        guard try subscription.attach(sink) else { throw CancellationError() }
+        switch await stream.ended() {
+        case .fellBehind: throw SubscriberLagged(queueLimit: engine.registry.queueLimit)
+        case .gone, .cancelled: throw CancellationError()
+        }
+    }
+}
+
+/// A subscriber's events, passed to its connection as they are published, each checked again
+/// against the policy and the caller's groups (looked up anew when stale) before it is sent.
+private struct StreamedEvents: EventSink {
+    let stream: VarlinkReplyStream
+    let identity: FollowedIdentity
+    let visible: EventFilter.Visibility
+
+    func deliver(_ event: EventReply.Encoded) -> Bool {
+        identity.refresh()
+        guard visible(event.account, event.provider, event.owner) else { return true }
+        return stream.send(event.reply)
     }
 }
 

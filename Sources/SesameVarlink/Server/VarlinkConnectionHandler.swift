@@ -245,6 +245,17 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         guard case .offLoop = phase else { return }
         phase = .ready
         streaming = false
+        guard let reply else {
+            // Cancelled, or the peer hung up: nothing is owed to it, and a stopping server does
+            // not wait for it to read what is still buffered.
+            if connections.end(id) {
+                serveWaiting(context: context)
+            } else {
+                phase = .ending
+                context.close(promise: nil)
+            }
+            return
+        }
         replied(call, with: reply, context: context)
         serveWaiting(context: context)
     }

@@ -82,6 +82,14 @@ public struct VarlinkCallContext: Sendable {
         self.streaming = streaming
     }
 
+    /// A stream for this streaming call's intermediate replies that never waits
+    /// (`VarlinkReplyStream`), for a call that sends many; nil for an in-process call or one
+    /// that is not streaming, which sends with `send`.
+    public func replyStream(fallingBehindAfter limit: Int) -> VarlinkReplyStream? {
+        guard streaming, case .connection(let writer) = outbound else { return nil }
+        return VarlinkReplyStream(channel: writer.channel, limit: limit)
+    }
+
     /// Sends one intermediate reply (`"continues": true`) of a streaming call.
     ///
     /// Throws `ExpectedMore` when the caller did not ask for a stream, and the channel's error when

@@ -1,0 +1,145 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The intermediate replies of one streaming call, sent from any thread without waiting: each
+/// is handed to the connection's event loop, which writes every reply handed to it since it
+/// last looked in one go, for all its connections. For a call that sends the same replies to
+/// many peers (an event to every subscriber), where a task woken and a hop to the loop per
+/// reply cost more than the write. A peer that reads nothing while more than `limit` replies
+/// pile up behind its socket is left behind: the stream ends, and nothing more is written.
+public final class VarlinkReplyStream: Sendable {
+    /// Why a stream ended.
+    public enum Ending: Sendable, Equatable {
+        /// The peer hung up, or the connection was closed.
+        case gone
+        /// The call was cancelled (the server is stopping).
+        case cancelled
+        /// The peer fell more than `limit` replies behind.
+        case fellBehind
+    }
+
+    private struct State {
+        var ending: Ending?
+        var waiter: CheckedContinuation<Ending, Never>?
+        /// Replies written while the peer was not reading (its connection over the high-water
+        /// mark); reset once it reads again. Touched on the event loop only.
+        var behind = 0
+        /// Replies handed to the batch and not yet written: the last of them is flushed.
+        var queued = 0
+    }
+
+    private let channel: any Channel
+    private let limit: Int
+    private let batch: ReplyBatch
+    private let state = NIOLockedValueBox(State())
+
+    init(channel: any Channel, limit: Int) {
+        self.channel = channel
+        self.limit = limit
+        self.batch = ReplyBatch.forLoop(channel.eventLoop)
+        channel.closeFuture.whenComplete { [weak self] _ in self?.end(.gone) }
+    }
+
+    /// Hands `reply`, framed as an intermediate reply, to the connection's loop; false once the
+    /// stream has ended.
+    public func send(_ reply: VarlinkReply) -> Bool {
+        let open = state.withLockedValue { state in
+            guard state.ending == nil else { return false }
+            state.queued += 1
+            return true
+        }
+        guard open else { return false }
+        batch.add(reply.frame(continues: true), to: self)
+        return true
+    }
+
+    /// Returns once the stream has ended, and why; cancelling the waiting task ends it.
+    public func ended() async -> Ending {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Ending, Never>) in
+                let ending = state.withLockedValue { state -> Ending? in
+                    if let ending = state.ending { return ending }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ending { continuation.resume(returning: ending) }
+            }
+        } onCancel: {
+            end(.cancelled)
+        }
+    }
+
+    /// Writes one frame, on the connection's loop (`ReplyBatch`), flushing after the last one
+    /// queued: one pass through the pipeline for a connection with one reply in the batch.
+    fileprivate func writeOnLoop(_ frame: ByteBuffer) {
+        let writable = channel.isWritable
+        let verdict = state.withLockedValue { state -> (fellBehind: Bool, last: Bool)? in
+            state.queued -= 1
+            guard state.ending == nil else { return nil }
+            state.behind = writable ? 0 : state.behind + 1
+            return (state.behind > limit, state.queued == 0)
+        }
+        guard let verdict, !verdict.fellBehind else {
+            // What was written before the stream ended still goes out.
+            if verdict?.fellBehind == true { end(.fellBehind) }
+            channel.flush()
+            return
+        }
+        if verdict.last {
+            channel.writeAndFlush(frame, promise: nil)
+        } else {
+            channel.write(frame, promise: nil)
+        }
+    }
+
+    private func end(_ ending: Ending) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Ending, Never>? in
+            guard state.ending == nil else { return nil }
+            state.ending = ending
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: ending)
+    }
+}
+
+/// The replies handed to one event loop's streams and not yet written: the first one handed
+/// over schedules a turn on the loop, which writes all there are by then, each connection
+/// flushed after its last; those handed over meanwhile only join the list.
+private final class ReplyBatch: Sendable {
+    private let loop: any EventLoop
+    private let pending = NIOLockedValueBox<[(VarlinkReplyStream, ByteBuffer)]>([])
+
+    private init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    private static let batches = NIOLockedValueBox<[ObjectIdentifier: ReplyBatch]>([:])
+
+    /// The batch of `loop`, one per loop for the life of the process (loops are few and fixed).
+    static func forLoop(_ loop: any EventLoop) -> ReplyBatch {
+        batches.withLockedValue { batches in
+            let key = ObjectIdentifier(loop as AnyObject)
+            if let batch = batches[key] { return batch }
+            let batch = ReplyBatch(loop: loop)
+            batches[key] = batch
+            return batch
+        }
+    }
+
+    func add(_ frame: ByteBuffer, to stream: VarlinkReplyStream) {
+        let first = pending.withLockedValue { pending in
+            pending.append((stream, frame))
+            return pending.count == 1
+        }
+        if first { loop.execute { self.write() } }
+    }
+
+    private func write() {
+        let batch = pending.withLockedValue { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        for (stream, frame) in batch { stream.writeOnLoop(frame) }
+    }
+}
