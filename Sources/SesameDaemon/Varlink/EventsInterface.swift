@@ -1,3 +1,4 @@
+import Logging
 import SesameCore
 import SesameProtocol
 import SesameVarlink
@@ -27,7 +28,10 @@ struct EventsInterface: VarlinkInterface {
         let kinds = parameters.kinds.map(Set.init)
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
-        defer { trust.release(.subscription, for: peer.uid) }
+        // Released when this returns, unless the subscription goes on through a stream,
+        // which then releases it when it ends.
+        var held = true
+        defer { if held { trust.release(.subscription, for: peer.uid) } }
         // The policy is read at every event, and the caller's groups again after each reload
         // (and every half minute), so a grant or membership withdrawn applies to this
         // subscription too. The engine filters with the groups as last looked up; sending
@@ -46,7 +50,7 @@ struct EventsInterface: VarlinkInterface {
             try await context.send(event.reply)
         }
         let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
-        defer { subscription.cancel() }
+        defer { if held { subscription.cancel() } }
         try await context.send(VarlinkReply(SubscribeReply(ready: .init(sequence: current))))
         switch backlog {
         case .upToDate:
@@ -56,43 +60,37 @@ struct EventsInterface: VarlinkInterface {
         case .resync:
             try await context.send(VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: accounts))))
         }
+        let queueLimit = engine.registry.queueLimit
         do {
-            if let stream = context.replyStream(fallingBehindAfter: engine.registry.queueLimit) {
-                try await follow(subscription, on: stream, identity: identity, visible: visible)
+            if let stream = context.replyStream(
+                fallingBehindAfter: queueLimit,
+                then: VarlinkError(.lagged(queueLimit: queueLimit))
+            ) {
+                let sink = StreamedEvents(stream: stream, identity: identity, visible: visible)
+                guard try subscription.attach(sink) else { throw CancellationError() }
+                let logger = context.logger
+                stream.whenEnded { ending in
+                    subscription.cancel()
+                    trust.release(.subscription, for: peer.uid)
+                    if ending == .fellBehind { Self.logCutOff(logger, queueLimit: queueLimit) }
+                }
+                held = false
+                return .continuing(on: stream)
             }
             for try await event in subscription {
                 try await send(event)
             }
         } catch let lagged as SubscriberLagged {
-            context.logger.notice(
-                "subscriber fell behind and was cut off",
-                metadata: ["queue_limit": "\(lagged.queueLimit)"]
-            )
+            Self.logCutOff(context.logger, queueLimit: lagged.queueLimit)
             throw VarlinkError(.lagged(queueLimit: lagged.queueLimit))
         }
         // The subscription only ends without an error when it is cancelled: the peer left or the
         // daemon is stopping, and nobody is there to read a final reply.
         throw CancellationError()
     }
-}
 
-extension EventsInterface {
-    /// Hands every event from now on straight to the connection's event loop (`stream`), with
-    /// the access check made again for each, and waits until the stream ends: no task wakes
-    /// for each event. Throws `SubscriberLagged` if the subscriber fell behind, and
-    /// `CancellationError` once it is gone.
-    fileprivate func follow(
-        _ subscription: Subscription<EventReply.Encoded>,
-        on stream: VarlinkReplyStream,
-        identity: FollowedIdentity,
-        visible: @escaping EventFilter.Visibility
-    ) async throws {
-        let sink = StreamedEvents(stream: stream, identity: identity, visible: visible)
-        guard try subscription.attach(sink) else { throw CancellationError() }
-        switch await stream.ended() {
-        case .fellBehind: throw SubscriberLagged(queueLimit: engine.registry.queueLimit)
-        case .gone, .cancelled: throw CancellationError()
-        }
+    private static func logCutOff(_ logger: Logger, queueLimit: Int) {
+        logger.notice("subscriber fell behind and was cut off", metadata: ["queue_limit": "\(queueLimit)"])
     }
 }
 

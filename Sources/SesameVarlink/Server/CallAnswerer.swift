@@ -26,24 +26,35 @@ struct CallAnswerer: Sendable {
         }
     }
 
-    /// The framed final reply to `call`, its intermediate replies sent through `outbound`; nil
-    /// when there is nothing left to send: the call was cancelled, or the peer hung up.
-    func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials) async -> ByteBuffer? {
+    /// How a call answered off the loop ended.
+    enum Answer {
+        /// With this framed final reply.
+        case reply(ByteBuffer)
+        /// With nothing left to send: the call was cancelled, or the peer hung up.
+        case nothing
+        /// Not yet: the call goes on through this stream, without its handler.
+        case continuing(VarlinkReplyStream)
+    }
+
+    /// Answers `call`, its intermediate replies sent through `outbound`.
+    func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials) async -> Answer {
         let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
         do {
             guard let interface = interfaces[call.interface] else {
                 throw VarlinkError.interfaceNotFound(call.interface)
             }
-            return try await interface.handle(call, context: context).frame(continues: false)
+            let reply = try await interface.handle(call, context: context)
+            if let stream = reply.continuesOn { return .continuing(stream) }
+            return .reply(reply.frame(continues: false))
         } catch is CancellationError {
-            return nil
+            return .nothing
         } catch let error as ChannelError where error == .ioOnClosedChannel || error == .outputClosed {
             // The peer hung up while the call was still sending replies: how a client ends a
             // `more` call it no longer wants, not a failure.
             context.logger.debug("peer hung up during the call")
-            return nil
+            return .nothing
         } catch {
-            return errorFrame(for: error, context: context)
+            return .reply(errorFrame(for: error, context: context))
         }
     }
 

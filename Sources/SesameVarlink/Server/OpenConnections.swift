@@ -18,8 +18,9 @@ final class OpenConnections: Sendable {
         case idle
         /// Answering a call with one reply; the task doing it when it is answered off the loop.
         case answering(method: String, task: Task<Void, Never>?)
-        /// Answering a streaming call (`more`), which only ends when cancelled or done.
-        case streaming(method: String, task: Task<Void, Never>)
+        /// Answering a streaming call (`more`), which only ends when cancelled or done; `cancel`
+        /// cancels its task, or ends the stream it goes on through.
+        case streaming(method: String, cancel: @Sendable () -> Void)
     }
 
     /// What a graceful stop did.
@@ -111,22 +112,38 @@ final class OpenConnections: Sendable {
     /// Records the task answering the connection's current call; a streaming one (`more`) is
     /// cancelled at once if a stop began since `begin`.
     func answerOffLoop(_ id: ID, more: Bool, task: Task<Void, Never>) {
-        let stopping = state.withLockedValue { state -> Bool in
-            guard case .answering(let method, _) = state.entries[id]?.activity else { return false }
-            state.entries[id]?.activity =
-                more ? .streaming(method: method, task: task) : .answering(method: method, task: task)
-            return state.draining && more
+        guard more else {
+            state.withLockedValue { state in
+                guard case .answering(let method, _) = state.entries[id]?.activity else { return }
+                state.entries[id]?.activity = .answering(method: method, task: task)
+            }
+            return
         }
-        if stopping { task.cancel() }
+        stream(id, cancel: { task.cancel() })
+    }
+
+    /// Records how the connection's streaming call is cancelled from now on (its handler has
+    /// left it to a stream); cancelled at once if a stop began meanwhile.
+    func stream(_ id: ID, cancel: @escaping @Sendable () -> Void) {
+        let stopping = state.withLockedValue { state -> Bool in
+            switch state.entries[id]?.activity {
+            case .answering(let method, _), .streaming(let method, _):
+                state.entries[id]?.activity = .streaming(method: method, cancel: cancel)
+            case .idle, nil:
+                return false
+            }
+            return state.draining
+        }
+        if stopping { cancel() }
     }
 
     /// Cancels the streaming call of a connection whose peer hung up.
     func cancelStreaming(_ id: ID) {
-        let task = state.withLockedValue { state -> Task<Void, Never>? in
-            guard case .streaming(_, let task) = state.entries[id]?.activity else { return nil }
-            return task
+        let cancel = state.withLockedValue { state -> (@Sendable () -> Void)? in
+            guard case .streaming(_, let cancel) = state.entries[id]?.activity else { return nil }
+            return cancel
         }
-        task?.cancel()
+        cancel?()
     }
 
     /// Marks the connection idle after answering. False when the server is stopping: the
@@ -147,12 +164,12 @@ final class OpenConnections: Sendable {
         let (idle, streaming, waiters) = state.withLockedValue { state in
             state.draining = true
             var idle: [any Channel] = []
-            var streaming: [Task<Void, Never>] = []
+            var streaming: [@Sendable () -> Void] = []
             for entry in state.entries.values {
                 switch entry.activity {
                 case .idle: idle.append(entry.channel)
                 case .answering: drained.answering += 1
-                case .streaming(_, let task): streaming.append(task)
+                case .streaming(_, let cancel): streaming.append(cancel)
                 }
             }
             return (idle, streaming, state.takeWaitersIfDone())
@@ -160,7 +177,7 @@ final class OpenConnections: Sendable {
         drained.idle = idle.count
         drained.streaming = streaming.count
         for channel in idle { channel.close(promise: nil) }
-        for task in streaming { task.cancel() }
+        for cancel in streaming { cancel() }
         for waiter in waiters { waiter.resume() }
         return drained
     }
@@ -176,7 +193,7 @@ final class OpenConnections: Sendable {
         }
         for entry in entries {
             entry.channel.close(promise: nil)
-            entry.activity.task?.cancel()
+            entry.activity.cancel()
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -211,12 +228,12 @@ extension OpenConnections.Activity {
         }
     }
 
-    /// The task answering the call off the loop, if any.
-    fileprivate var task: Task<Void, Never>? {
+    /// Cancels the call being answered off the loop, if any.
+    fileprivate func cancel() {
         switch self {
-        case .idle: nil
-        case .answering(_, let task): task
-        case .streaming(_, let task): task
+        case .idle: break
+        case .answering(_, let task): task?.cancel()
+        case .streaming(_, let cancel): cancel()
         }
     }
 }

@@ -45,6 +45,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// The call off the loop is a streaming one: reading goes on meanwhile (within
     /// `streamingReadLimit`), since the peer closing its end is how it hangs up.
     private var streaming = false
+    /// The peer has shut down its sending side.
+    private var inputClosed = false
+    /// The stream the current streaming call goes on through, once its handler left it.
+    private var continuingStream: VarlinkReplyStream?
     /// What arrived while a call was being answered; at most what one read brought in, since
     /// reading stops until the queue is empty again.
     private var waiting = CircularBuffer<Inbound>()
@@ -102,6 +106,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         // The peer sent all it will: what it sent is still answered, then the connection ends;
         // a streaming call, which has no end of its own, ends now.
+        inputClosed = true
+        continuingStream?.hangUp()
         if streaming { connections.cancelStreaming(id) }
         waiting.append(.inputClosed)
         serveWaiting(context: context)
@@ -119,6 +125,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // Nothing reads the socket while a streaming call runs, so the close is how its
         // hang-up is seen.
+        continuingStream?.hangUp()
         connections.cancelStreaming(id)
         waiting.removeAll()
         waitingBytes = 0
@@ -203,8 +210,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Writes the final reply (none for a `oneway` call) and ends the call, or waits for the
     /// peer to make room for it.
-    private func replied(_ call: VarlinkCall, with reply: ByteBuffer?, context: ChannelHandlerContext) {
-        if let reply, !call.oneway {
+    private func replied(_ call: VarlinkCall, with reply: ByteBuffer, context: ChannelHandlerContext) {
+        if !call.oneway {
             lastWrite = context.write(wrapOutboundOut(reply))
             needsFlush = true
         }
@@ -232,32 +239,75 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let (answerer, peer) = (self.answerer, self.peer)
         let outbound = ReplyWriter(channel: context.channel)
         let task = connections.startTask { [eventLoop = context.eventLoop] in
-            let reply = await answerer.answer(call, outbound: outbound, peer: peer)
+            let answer = await answerer.answer(call, outbound: outbound, peer: peer)
             eventLoop.execute {
                 let (handler, context) = handler.value
-                handler.answeredOffLoop(call, with: reply, context: context)
+                handler.answeredOffLoop(call, with: answer, context: context)
             }
         }
         connections.answerOffLoop(id, more: call.more, task: task)
     }
 
-    private func answeredOffLoop(_ call: VarlinkCall, with reply: ByteBuffer?, context: ChannelHandlerContext) {
+    private func answeredOffLoop(
+        _ call: VarlinkCall,
+        with answer: CallAnswerer.Answer,
+        context: ChannelHandlerContext
+    ) {
         guard case .offLoop = phase else { return }
-        phase = .ready
-        streaming = false
-        guard let reply else {
-            // Cancelled, or the peer hung up: nothing is owed to it, and a stopping server does
-            // not wait for it to read what is still buffered.
-            if connections.end(id) {
-                serveWaiting(context: context)
-            } else {
-                phase = .ending
-                context.close(promise: nil)
+        switch answer {
+        case .reply(let reply):
+            phase = .ready
+            streaming = false
+            replied(call, with: reply, context: context)
+            serveWaiting(context: context)
+        case .nothing:
+            callAbandoned(context: context)
+        case .continuing(let stream):
+            // The call goes on through the stream, still off the loop, with no task; reading
+            // goes on meanwhile, so a hang-up is seen.
+            let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            stream.whenEnded { [eventLoop = context.eventLoop] ending in
+                eventLoop.execute {
+                    let (handler, context) = handler.value
+                    handler.streamEnded(call, ending, error: stream.errorWhenBehind, context: context)
+                }
             }
+            continuingStream = stream
+            connections.stream(id, cancel: { stream.cancel() })
+            // The peer hung up while the handler was still handing its call over.
+            if inputClosed { stream.hangUp() }
+        }
+    }
+
+    private func streamEnded(
+        _ call: VarlinkCall,
+        _ ending: VarlinkReplyStream.Ending,
+        error: VarlinkError,
+        context: ChannelHandlerContext
+    ) {
+        guard case .offLoop = phase else { return }
+        continuingStream = nil
+        guard case .fellBehind = ending else {
+            callAbandoned(context: context)
             return
         }
-        replied(call, with: reply, context: context)
+        phase = .ready
+        streaming = false
+        replied(call, with: error.frame(), context: context)
         serveWaiting(context: context)
+    }
+
+    /// The call was cancelled, or the peer hung up: nothing is owed to it, and a stopping server
+    /// does not wait for it to read what is still buffered.
+    private func callAbandoned(context: ChannelHandlerContext) {
+        phase = .ready
+        streaming = false
+        if connections.end(id) {
+            serveWaiting(context: context)
+        } else {
+            phase = .ending
+            context.close(promise: nil)
+        }
     }
 
     private func parseOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {

@@ -83,11 +83,12 @@ public struct VarlinkCallContext: Sendable {
     }
 
     /// A stream for this streaming call's intermediate replies that never waits
-    /// (`VarlinkReplyStream`), for a call that sends many; nil for an in-process call or one
-    /// that is not streaming, which sends with `send`.
-    public func replyStream(fallingBehindAfter limit: Int) -> VarlinkReplyStream? {
+    /// (`VarlinkReplyStream`), for a call that sends many: the call ends with `error` if the
+    /// peer falls more than `limit` replies behind. Nil for an in-process call or one that is
+    /// not streaming, which sends with `send`.
+    public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) -> VarlinkReplyStream? {
         guard streaming, case .connection(let writer) = outbound else { return nil }
-        return VarlinkReplyStream(channel: writer.channel, limit: limit)
+        return VarlinkReplyStream(channel: writer.channel, limit: limit, errorWhenBehind: error)
     }
 
     /// Sends one intermediate reply (`"continues": true`) of a streaming call.

@@ -5,14 +5,16 @@ import NIOCore
 /// is handed to the connection's event loop, which writes every reply handed to it since it
 /// last looked in one go, for all its connections. For a call that sends the same replies to
 /// many peers (an event to every subscriber), where a task woken and a hop to the loop per
-/// reply cost more than the write. A peer that reads nothing while more than `limit` replies
-/// pile up behind its socket is left behind: the stream ends, and nothing more is written.
+/// reply cost more than the write. Its handler returns `VarlinkReply.continuing(on:)` and the
+/// call goes on with no task until the stream ends: the peer hangs up, the server stops, or
+/// the peer reads nothing while more than `limit` replies pile up behind its socket, which
+/// ends the call with `errorWhenBehind`.
 public final class VarlinkReplyStream: Sendable {
     /// Why a stream ended.
     public enum Ending: Sendable, Equatable {
-        /// The peer hung up, or the connection was closed.
+        /// The peer hung up (closed, or shut down its sending side), or the connection was closed.
         case gone
-        /// The call was cancelled (the server is stopping).
+        /// The call was cancelled: the server is stopping.
         case cancelled
         /// The peer fell more than `limit` replies behind.
         case fellBehind
@@ -20,7 +22,7 @@ public final class VarlinkReplyStream: Sendable {
 
     private struct State {
         var ending: Ending?
-        var waiter: CheckedContinuation<Ending, Never>?
+        var whenEnded: [@Sendable (Ending) -> Void] = []
         /// Replies written while the peer was not reading (its connection over the high-water
         /// mark); reset once it reads again. Touched on the event loop only.
         var behind = 0
@@ -30,14 +32,38 @@ public final class VarlinkReplyStream: Sendable {
 
     private let channel: any Channel
     private let limit: Int
+    /// The call's final reply when the peer fell behind.
+    let errorWhenBehind: VarlinkError
     private let batch: ReplyBatch
     private let state = NIOLockedValueBox(State())
 
-    init(channel: any Channel, limit: Int) {
+    init(channel: any Channel, limit: Int, errorWhenBehind: VarlinkError) {
         self.channel = channel
         self.limit = limit
+        self.errorWhenBehind = errorWhenBehind
         self.batch = ReplyBatch.forLoop(channel.eventLoop)
         channel.closeFuture.whenComplete { [weak self] _ in self?.end(.gone) }
+    }
+
+    /// Runs `body` once the stream has ended (at once if it has), with why: where a handler
+    /// that left its call to the stream lets go of what the call held.
+    public func whenEnded(_ body: @escaping @Sendable (Ending) -> Void) {
+        let ended = state.withLockedValue { state -> Ending? in
+            if let ending = state.ending { return ending }
+            state.whenEnded.append(body)
+            return nil
+        }
+        if let ended { body(ended) }
+    }
+
+    /// Ends the stream: the call is cancelled.
+    func cancel() {
+        end(.cancelled)
+    }
+
+    /// Ends the stream: the peer hung up (closed, or shut down its sending side).
+    func hangUp() {
+        end(.gone)
     }
 
     /// Hands `reply`, framed as an intermediate reply, to the connection's loop; false once the
@@ -51,22 +77,6 @@ public final class VarlinkReplyStream: Sendable {
         guard open else { return false }
         batch.add(reply.frame(continues: true), to: self)
         return true
-    }
-
-    /// Returns once the stream has ended, and why; cancelling the waiting task ends it.
-    public func ended() async -> Ending {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Ending, Never>) in
-                let ending = state.withLockedValue { state -> Ending? in
-                    if let ending = state.ending { return ending }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let ending { continuation.resume(returning: ending) }
-            }
-        } onCancel: {
-            end(.cancelled)
-        }
     }
 
     /// Writes one frame, on the connection's loop (`ReplyBatch`), flushing after the last one
@@ -93,13 +103,13 @@ public final class VarlinkReplyStream: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Ending, Never>? in
-            guard state.ending == nil else { return nil }
+        let callbacks = state.withLockedValue { state -> [@Sendable (Ending) -> Void] in
+            guard state.ending == nil else { return [] }
             state.ending = ending
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.whenEnded = [] }
+            return state.whenEnded
         }
-        waiter?.resume(returning: ending)
+        for callback in callbacks { callback(ending) }
     }
 }
 

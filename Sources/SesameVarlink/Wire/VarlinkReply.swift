@@ -9,6 +9,9 @@ public struct VarlinkReply: Sendable {
     /// The whole frame, made once by `framed(continues:)`: every connection it is sent to
     /// then writes this same buffer instead of a copy of its own.
     private var madeFrame: (continues: Bool, frame: ByteBuffer)?
+    /// The stream a streaming call goes on through after its handler has returned
+    /// (`continuing(on:)`); nil for a reply proper.
+    private(set) var continuesOn: VarlinkReplyStream?
 
     /// Wraps parameters that are already encoded as a JSON object.
     public init(encodedParameters: ByteBuffer) {
@@ -18,6 +21,14 @@ public struct VarlinkReply: Sendable {
     /// Encodes `parameters`, which must encode as a JSON object.
     public init(_ parameters: some Encodable) throws {
         self.encodedParameters = ByteBuffer(bytes: try JSONCoding.encode(parameters))
+    }
+
+    /// What a streaming call's handler returns to leave the call to `stream`: the call goes on,
+    /// holding no task, until the stream ends (see `VarlinkReplyStream`).
+    public static func continuing(on stream: VarlinkReplyStream) -> VarlinkReply {
+        var reply = VarlinkReply.empty
+        reply.continuesOn = stream
+        return reply
     }
 
     /// A reply with no parameters.
