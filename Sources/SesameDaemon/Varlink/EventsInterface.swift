@@ -68,11 +68,12 @@ struct EventsInterface: VarlinkInterface {
             ) {
                 let sink = StreamedEvents(stream: stream, identity: identity, visible: visible)
                 guard try subscription.attach(sink) else { throw CancellationError() }
-                let logger = context.logger
+                // The context, not its logger, is kept: the logger is made (its metadata
+                // rendered) only if there is something to log.
                 stream.whenEnded { ending in
                     subscription.cancel()
                     trust.release(.subscription, for: peer.uid)
-                    if ending == .fellBehind { Self.logCutOff(logger, queueLimit: queueLimit) }
+                    if ending == .fellBehind { Self.logCutOff(context.logger, queueLimit: queueLimit) }
                 }
                 held = false
                 return .continuing(on: stream)
