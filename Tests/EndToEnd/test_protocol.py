@@ -108,6 +108,21 @@ def test_streaming_reply_marks_continues_and_ends_when_the_peer_leaves(daemon):
     assert_still_serving(daemon, bystander)
 
 
+def test_a_call_being_answered_still_gets_its_reply_before_message_too_large(daemon):
+    # Stats is answered off the event loop; the oversized message behind it arrives meanwhile,
+    # and at the end of input the daemon reads all that is left at once. The peer gets Stats'
+    # reply, then MessageTooLarge, then the close.
+    conn = RawConnection(daemon.socket_path)
+    try:
+        conn.send_raw(json.dumps({"method": "io.sesame.Admin.Stats"}).encode() + b"\0" + b"x" * 150_000)
+        conn.sock.shutdown(socket.SHUT_WR)
+    except BrokenPipeError:
+        pass
+    assert "subscribers" in conn.reply()["parameters"]
+    assert conn.reply() == {"error": "io.sesame.Varlink.MessageTooLarge", "parameters": {"limit": 65536}}
+    assert conn.is_closed_by_peer()
+
+
 def test_a_peer_that_shuts_down_its_side_still_gets_every_reply_then_the_close(daemon):
     # What `printf '...\0' | socat - UNIX-CONNECT:...` does: send the calls, shut down writing,
     # read to the end. Stats is answered off the event loop, after the end of input has

@@ -19,7 +19,11 @@ private struct FeedingInterface: VarlinkInterface {
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         struct Count: Decodable { var n: Int }
         let n = try call.decodeParameters(Count.self).n
-        guard let stream = context.replyStream(fallingBehindAfter: 8, then: VarlinkError("org.example.feed.Behind"))
+        guard
+            let stream = await context.replyStream(
+                fallingBehindAfter: 8,
+                then: VarlinkError("org.example.feed.Behind")
+            )
         else { throw VarlinkError.expectedMore }
         for i in 0..<n { #expect(stream.send(try VarlinkReply(["i": i]))) }
         let endings = self.endings

@@ -224,8 +224,9 @@ final class Trust: Sendable, VarlinkConnectionGate {
 /// The identity of a long-lived caller (a live subscription), looked up again after each
 /// reload and at least every `Trust.groupCacheLifetime`, so that a membership that is gone
 /// (`gpasswd -d`) stops counting for subscriptions already running, as it does for new calls.
-/// A lookup may block (NSS, LDAP), so `current` never does one: only `refresh`, which the
-/// subscription calls from its own task, with no lock held, before it sends an event.
+/// A lookup may block (NSS, LDAP), so `current` and `isStale` never do one: only `refresh`,
+/// which is called with no lock held, from the subscription's own task, never from the thread
+/// that publishes events.
 final class FollowedIdentity: Sendable {
     private struct Known {
         var identity: CallerIdentity
@@ -247,13 +248,18 @@ final class FollowedIdentity: Sendable {
     /// The identity as last looked up.
     var current: CallerIdentity { known.withLock { $0.identity } }
 
-    /// Looks the identity up again if a reload happened or the last lookup is old.
-    func refresh() {
+    /// Whether a reload happened or the last lookup is old: `refresh` would look it up.
+    var isStale: Bool {
         let generation = trust.generation
-        let stale = known.withLock {
+        return known.withLock {
             $0.generation != generation || ContinuousClock.now - $0.lookedUp >= Trust.groupCacheLifetime
         }
-        guard stale else { return }
+    }
+
+    /// Looks the identity up again if a reload happened or the last lookup is old.
+    func refresh() {
+        guard isStale else { return }
+        let generation = trust.generation
         let identity = trust.identity(of: peer, always: true)
         known.withLock { $0 = Known(identity: identity, generation: generation, lookedUp: .now) }
     }

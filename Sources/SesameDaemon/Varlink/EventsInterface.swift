@@ -2,6 +2,7 @@ import Logging
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import Synchronization
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.
 struct EventsInterface: VarlinkInterface {
@@ -60,21 +61,10 @@ struct EventsInterface: VarlinkInterface {
         case .resync:
             try await context.send(VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: accounts))))
         }
-        let queueLimit = engine.registry.queueLimit
         do {
-            if let stream = context.replyStream(
-                fallingBehindAfter: queueLimit,
-                then: VarlinkError(.lagged(queueLimit: queueLimit))
-            ) {
-                let sink = StreamedEvents(stream: stream, identity: identity, visible: visible)
-                guard try subscription.attach(sink) else { throw CancellationError() }
-                // The context, not its logger, is kept: the logger is made (its metadata
-                // rendered) only if there is something to log.
-                stream.whenEnded { ending in
-                    subscription.cancel()
-                    trust.release(.subscription, for: peer.uid)
-                    if ending == .fellBehind { Self.logCutOff(context.logger, queueLimit: queueLimit) }
-                }
+            if let stream = try await handOff(subscription, context, identity: identity, visible: visible) {
+                // The call goes on without this task; the stream lets go of the subscription
+                // and its slot when it ends.
                 held = false
                 return .continuing(on: stream)
             }
@@ -90,20 +80,105 @@ struct EventsInterface: VarlinkInterface {
         throw CancellationError()
     }
 
+    /// Leaves the subscription's live events to a reply stream of the connection's: each is
+    /// handed to the stream as it is published, with no task waiting for it. When the stream
+    /// ends, the subscription is cancelled and its per-user slot released. Nil for a call with
+    /// no connection (in process), which reads the subscription itself.
+    private func handOff(
+        _ subscription: Subscription<EventReply.Encoded>,
+        _ context: VarlinkCallContext,
+        identity: FollowedIdentity,
+        visible: @escaping EventFilter.Visibility
+    ) async throws -> VarlinkReplyStream? {
+        let queueLimit = engine.registry.queueLimit
+        guard
+            let stream = await context.replyStream(
+                fallingBehindAfter: queueLimit,
+                then: VarlinkError(.lagged(queueLimit: queueLimit))
+            )
+        else { return nil }
+        let sink = StreamedEvents(stream: stream, identity: identity, visible: visible, holdLimit: queueLimit)
+        guard try subscription.attach(sink) else { throw CancellationError() }
+        let (trust, uid) = (self.trust, context.peer.uid)
+        stream.whenEnded { ending in
+            subscription.cancel()
+            trust.release(.subscription, for: uid)
+            // The context, not its logger, is kept: the logger is made (its metadata rendered)
+            // only if there is something to log.
+            if ending == .fellBehind { Self.logCutOff(context.logger, queueLimit: queueLimit) }
+        }
+        return stream
+    }
+
     private static func logCutOff(_ logger: Logger, queueLimit: Int) {
         logger.notice("subscriber fell behind and was cut off", metadata: ["queue_limit": "\(queueLimit)"])
     }
 }
 
 /// A subscriber's events, passed to its connection as they are published, each checked again
-/// against the policy and the caller's groups (looked up anew when stale) before it is sent.
-private struct StreamedEvents: EventSink {
+/// against the policy and the caller's groups before it is sent. Looking the groups up anew
+/// (after a reload, or when old) may block (NSS, LDAP), and `deliver` runs on the publisher's
+/// thread under the registry's lock: so a stale identity is looked up by a task of the
+/// subscriber's own, and its events are held back, in order, until that is done (at most
+/// `holdLimit` of them: past that the subscriber has fallen behind).
+private final class StreamedEvents: EventSink {
     let stream: VarlinkReplyStream
     let identity: FollowedIdentity
     let visible: EventFilter.Visibility
+    let holdLimit: Int
+    /// The events held back while a lookup runs; nil when none runs.
+    private let held = Mutex<[EventReply.Encoded]?>(nil)
+
+    init(
+        stream: VarlinkReplyStream,
+        identity: FollowedIdentity,
+        visible: @escaping EventFilter.Visibility,
+        holdLimit: Int
+    ) {
+        self.stream = stream
+        self.identity = identity
+        self.visible = visible
+        self.holdLimit = holdLimit
+    }
 
     func deliver(_ event: EventReply.Encoded) -> Bool {
+        enum Route { case now, held, lookUp, tooMany }
+        let route = held.withLock { held -> Route in
+            if let count = held?.count {
+                guard count < holdLimit else { return .tooMany }
+                held?.append(event)
+                return .held
+            }
+            guard identity.isStale else { return .now }
+            held = [event]
+            return .lookUp
+        }
+        switch route {
+        case .now: return send(event)
+        case .held: return true
+        case .tooMany:
+            stream.fallBehind()
+            return false
+        case .lookUp:
+            Task.detached { self.lookUpThenSendHeld() }
+            return true
+        }
+    }
+
+    private func lookUpThenSendHeld() {
         identity.refresh()
+        while true {
+            let events = held.withLock { held -> [EventReply.Encoded] in
+                let events = held ?? []
+                held = events.isEmpty ? nil : []
+                return events
+            }
+            guard !events.isEmpty else { return }
+            for event in events { _ = send(event) }
+        }
+    }
+
+    private func send(_ event: EventReply.Encoded) -> Bool {
         guard visible(event.account, event.provider, event.owner) else { return true }
         return stream.send(event.reply)
     }

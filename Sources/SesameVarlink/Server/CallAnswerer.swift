@@ -20,7 +20,9 @@ struct CallAnswerer: Sendable {
             guard let interface = interfaces[call.interface] else {
                 throw VarlinkError.interfaceNotFound(call.interface)
             }
-            return try interface.answerAtOnce(call, context: context)?.frame(continues: false)
+            guard let reply = try interface.answerAtOnce(call, context: context) else { return nil }
+            guard reply.continuesOn == nil else { throw MisusedStream() }
+            return reply.frame(continues: false)
         } catch {
             return errorFrame(for: error, context: context)
         }
@@ -44,7 +46,11 @@ struct CallAnswerer: Sendable {
                 throw VarlinkError.interfaceNotFound(call.interface)
             }
             let reply = try await interface.handle(call, context: context)
-            if let stream = reply.continuesOn { return .continuing(stream) }
+            if let stream = reply.continuesOn {
+                // Only a streaming call can go on without its handler.
+                guard call.more else { throw MisusedStream() }
+                return .continuing(stream)
+            }
             return .reply(reply.frame(continues: false))
         } catch is CancellationError {
             return .nothing
@@ -87,6 +93,10 @@ struct CallAnswerer: Sendable {
         logger.log(level: level, message(), metadata: peer.logMetadata.merging(metadata()) { _, given in given })
     }
 }
+
+/// A handler returned `VarlinkReply.continuing(on:)` for a call that cannot go on (not
+/// streaming, or answered at once): a bug, answered as an internal error.
+private struct MisusedStream: Error {}
 
 /// Writes a call's intermediate replies to its connection from whatever thread the handler runs
 /// on; while the peer is not reading (the channel over its high-water mark), each write waits

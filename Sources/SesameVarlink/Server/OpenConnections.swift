@@ -113,10 +113,13 @@ final class OpenConnections: Sendable {
     /// cancelled at once if a stop began since `begin`.
     func answerOffLoop(_ id: ID, more: Bool, task: Task<Void, Never>) {
         guard more else {
-            state.withLockedValue { state in
-                guard case .answering(let method, _) = state.entries[id]?.activity else { return }
+            let cutOff = state.withLockedValue { state -> Bool in
+                guard case .answering(let method, _) = state.entries[id]?.activity else { return state.cuttingOff }
                 state.entries[id]?.activity = .answering(method: method, task: task)
+                return state.cuttingOff
             }
+            // A hard stop that began since `begin` found no task to cancel.
+            if cutOff { task.cancel() }
             return
         }
         stream(id, cancel: { task.cancel() })

@@ -6,7 +6,8 @@ import NIOCore
 /// info) is read, answered and written right here, with no task and no hop to another thread;
 /// any other call, a large one and a streaming one are answered by a task on the cooperative
 /// pool, and the calls behind it wait. While a call is off the loop, or the peer is not reading
-/// its replies, the connection reads nothing more: what one peer sends never piles up here.
+/// its replies, the connection asks for nothing more to be read: what piles up here is bounded
+/// by what NIO reads in one turn (and, at the peer's end of input, by its socket buffer).
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -43,14 +44,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     private var phase = Phase.ready
     /// The call off the loop is a streaming one: reading goes on meanwhile (within
-    /// `streamingReadLimit`), since the peer closing its end is how it hangs up.
+    /// `streamingReadLimit`), so the calls behind it and the peer's end of input are seen.
     private var streaming = false
     /// The peer has shut down its sending side.
     private var inputClosed = false
     /// The stream the current streaming call goes on through, once its handler left it.
     private var continuingStream: VarlinkReplyStream?
-    /// What arrived while a call was being answered; at most what one read brought in, since
-    /// reading stops until the queue is empty again.
+    /// What arrived while a call was being answered; bounded, since no read is asked for until
+    /// the queue is empty again (see the type's comment).
     private var waiting = CircularBuffer<Inbound>(initialCapacity: 4)  // most hold one; 16 cost 0.3 KiB each
     /// The bytes of the messages in `waiting`.
     private var waitingBytes = 0
@@ -93,6 +94,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         if let error = error as? VarlinkFramingError {
             waiting.append(.framingFailed(error))
             serveWaiting(context: context)
+        } else if let error = error as? ByteToMessageDecoderError, case .dataReceivedInErrorState = error {
+            // What arrives after a framing failure: the failure is answered in its turn, after
+            // the calls before it, and the connection ends then.
         } else {
             answerer.log(.debug, "connection failed", peer: peer, metadata: ["error": "\(error)"])
             context.close(promise: nil)
@@ -123,8 +127,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // Nothing reads the socket while a streaming call runs, so the close is how its
-        // hang-up is seen.
+        // A streaming call has no end of its own: the peer closing is how it ends.
         continuingStream?.hangUp()
         connections.cancelStreaming(id)
         waiting.removeAll()
@@ -133,11 +136,28 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        switch phase {
-        case .ready where waiting.isEmpty: context.read()
-        case .offLoop where streaming && waitingBytes < Self.streamingReadLimit: context.read()
-        default: readDeferred = true
+        if mayRead {
+            context.read()
+        } else {
+            readDeferred = true
         }
+    }
+
+    /// Whether more may be read now: when nothing is waiting to be served, or, behind a
+    /// streaming call, until `streamingReadLimit` bytes wait.
+    private var mayRead: Bool {
+        switch phase {
+        case .ready: waiting.isEmpty
+        case .offLoop: streaming && waitingBytes < Self.streamingReadLimit
+        case .waitingForPeer, .yielding, .ending: false
+        }
+    }
+
+    /// Makes the read that was asked for while reading was held back, if it may be made now.
+    private func readIfDeferred(context: ChannelHandlerContext) {
+        guard readDeferred, mayRead else { return }
+        readDeferred = false
+        context.read()
     }
 
     /// How much a peer may send behind a streaming call before reading stops.
@@ -161,10 +181,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
                 yieldTheLoop(context: context)
             }
         }
-        if case .ready = phase, waiting.isEmpty, readDeferred {
-            readDeferred = false
-            context.read()
-        }
+        readIfDeferred(context: context)
         if !reading { flushIfNeeded(context: context) }
     }
 
@@ -234,6 +251,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func answerOffLoop(_ call: VarlinkCall, context: ChannelHandlerContext) {
         phase = .offLoop
         streaming = call.more
+        readIfDeferred(context: context)
         flushIfNeeded(context: context)
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let (answerer, peer) = (self.answerer, self.peer)
@@ -264,7 +282,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             callAbandoned(context: context)
         case .continuing(let stream):
             // The call goes on through the stream, still off the loop, with no task; reading
-            // goes on meanwhile, so a hang-up is seen.
+            // goes on meanwhile, as behind any streaming call.
             let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             stream.whenEnded { [eventLoop = context.eventLoop] ending in
                 eventLoop.execute {
@@ -276,6 +294,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             connections.stream(id, cancel: { stream.cancel() })
             // The peer hung up while the handler was still handing its call over.
             if inputClosed { stream.hangUp() }
+            readIfDeferred(context: context)
         }
     }
 
@@ -302,7 +321,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func callAbandoned(context: ChannelHandlerContext) {
         phase = .ready
         streaming = false
-        if connections.end(id) {
+        // After a hang-up, calls pipelined behind the abandoned one are not answered: their
+        // replies would be read as the abandoned call's.
+        if connections.end(id), !inputClosed {
             serveWaiting(context: context)
         } else {
             phase = .ending

@@ -85,9 +85,14 @@ public struct VarlinkCallContext: Sendable {
     /// A stream for this streaming call's intermediate replies that never waits
     /// (`VarlinkReplyStream`), for a call that sends many: the call ends with `error` if the
     /// peer falls more than `limit` replies behind. Nil for an in-process call or one that is
-    /// not streaming, which sends with `send`.
-    public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) -> VarlinkReplyStream? {
+    /// not streaming, which sends with `send`. Returns once every reply sent with `send` has
+    /// been written, so that the stream's replies come after them.
+    public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) async -> VarlinkReplyStream? {
         guard streaming, case .connection(let writer) = outbound else { return nil }
+        // A reply sent with `send` is written by a task of its own on the loop, and the
+        // stream's by the loop's batch, which may have been queued before it: one more turn
+        // of the loop and every reply sent before has been written.
+        try? await writer.channel.eventLoop.submit {}.get()
         return VarlinkReplyStream(channel: writer.channel, limit: limit, errorWhenBehind: error)
     }
 

@@ -83,23 +83,27 @@ public final class VarlinkReplyStream: Sendable {
     /// queued: one pass through the pipeline for a connection with one reply in the batch.
     fileprivate func writeOnLoop(_ frame: ByteBuffer) {
         let writable = channel.isWritable
-        let verdict = state.withLockedValue { state -> (fellBehind: Bool, last: Bool)? in
+        let (write, last, fellBehind) = state.withLockedValue { state -> (Bool, Bool, Bool) in
             state.queued -= 1
-            guard state.ending == nil else { return nil }
+            guard state.ending == nil else { return (false, state.queued == 0, false) }
             state.behind = writable ? 0 : state.behind + 1
-            return (state.behind > limit, state.queued == 0)
+            let fellBehind = state.behind > limit
+            return (!fellBehind, state.queued == 0 || fellBehind, fellBehind)
         }
-        guard let verdict, !verdict.fellBehind else {
-            // What was written before the stream ended still goes out.
-            if verdict?.fellBehind == true { end(.fellBehind) }
-            channel.flush()
-            return
+        if fellBehind { end(.fellBehind) }
+        switch (write, last) {
+        case (true, true): channel.writeAndFlush(frame, promise: nil)
+        case (true, false): channel.write(frame, promise: nil)
+        // What was written before the stream ended still goes out, flushed once.
+        case (false, true): channel.flush()
+        case (false, false): break
         }
-        if verdict.last {
-            channel.writeAndFlush(frame, promise: nil)
-        } else {
-            channel.write(frame, promise: nil)
-        }
+    }
+
+    /// Ends the stream as if the peer fell behind: for a handler that holds replies back and
+    /// has held too many.
+    public func fallBehind() {
+        end(.fellBehind)
     }
 
     private func end(_ ending: Ending) {
