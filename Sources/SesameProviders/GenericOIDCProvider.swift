@@ -176,23 +176,30 @@ public final class GenericOIDCProvider: ProviderAdapter {
     public func finishAuthorizationCodeLogin(_ request: AuthorizationRequest, code: String) async throws(ProviderError)
         -> ProviderLogin
     {
-        var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI)]
-        if !request.codeVerifier.isEmpty { fields.append(("code_verifier", request.codeVerifier)) }
-        let tokens = try await tokenRequest(fields)
-        return try await login(tokens, scopes: request.scopes, nonce: request.nonce.isEmpty ? nil : request.nonce)
+        // The provider issued the code: what it says anywhere in this exchange may repeat it.
+        try await OAuthHTTP.redacting([code, request.codeVerifier]) { () async throws(ProviderError) in
+            var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI)]
+            if !request.codeVerifier.isEmpty { fields.append(("code_verifier", request.codeVerifier)) }
+            let tokens = try await tokenRequest(fields)
+            return try await login(tokens, scopes: request.scopes, nonce: request.nonce.isEmpty ? nil : request.nonce)
+        }
     }
 
     // MARK: Code handover
 
     /// Exchanges a code an app obtained, with what its request was bound to (RFC 6749 §4.1.3).
     public func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin {
-        // RFC 6749 §4.1.3: redirect_uri is required when the authorization request named one.
-        var fields = [("grant_type", "authorization_code"), ("code", handover.code)]
-        if let redirect = handover.redirectURI { fields.append(("redirect_uri", redirect)) }
-        if let verifier = handover.codeVerifier { fields.append(("code_verifier", verifier)) }
-        let tokens = try await tokenRequest(fields)
-        // The app chose the nonce, if any; the ID token's signature, issuer and audience still count.
-        return try await login(tokens, scopes: configuration.scopes, nonce: nil)
+        // The provider issued the code: what it says anywhere in this exchange may repeat it.
+        let secrets = [handover.code] + (handover.codeVerifier.map { [$0] } ?? [])
+        return try await OAuthHTTP.redacting(secrets) { () async throws(ProviderError) in
+            // RFC 6749 §4.1.3: redirect_uri is required when the authorization request named one.
+            var fields = [("grant_type", "authorization_code"), ("code", handover.code)]
+            if let redirect = handover.redirectURI { fields.append(("redirect_uri", redirect)) }
+            if let verifier = handover.codeVerifier { fields.append(("code_verifier", verifier)) }
+            let tokens = try await tokenRequest(fields)
+            // The app chose the nonce, if any; the ID token's signature, issuer and audience still count.
+            return try await login(tokens, scopes: configuration.scopes, nonce: nil)
+        }
     }
 
     // MARK: Revocation (RFC 7009)

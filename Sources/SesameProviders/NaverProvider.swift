@@ -74,10 +74,17 @@ public final class NaverProvider: OIDCBasedAdapter {
     public func finishAuthorizationCodeLogin(_ request: AuthorizationRequest, code: String) async throws(ProviderError)
         -> ProviderLogin
     {
-        let body = try await tokenRequest([
-            ("grant_type", "authorization_code"), ("code", code), ("state", request.state),
-        ])
-        return try await base.login(body, scopes: request.scopes, nonce: request.nonce.isEmpty ? nil : request.nonce)
+        // Naver issued the code: what it says anywhere in this exchange may repeat it.
+        try await OAuthHTTP.redacting([code]) { () async throws(ProviderError) in
+            let body = try await tokenRequest([
+                ("grant_type", "authorization_code"), ("code", code), ("state", request.state),
+            ])
+            return try await base.login(
+                body,
+                scopes: request.scopes,
+                nonce: request.nonce.isEmpty ? nil : request.nonce
+            )
+        }
     }
 
     /// Redeems a handed-over code; Naver's token request requires the authorization's state.
@@ -85,10 +92,12 @@ public final class NaverProvider: OIDCBasedAdapter {
         guard let state = handover.state else {
             throw .unsupported("redeeming a code without its state: Naver's token request requires it")
         }
-        let body = try await tokenRequest([
-            ("grant_type", "authorization_code"), ("code", handover.code), ("state", state),
-        ])
-        return try await base.login(body, scopes: configuration.scopes, nonce: nil)
+        return try await OAuthHTTP.redacting([handover.code]) { () async throws(ProviderError) in
+            let body = try await tokenRequest([
+                ("grant_type", "authorization_code"), ("code", handover.code), ("state", state),
+            ])
+            return try await base.login(body, scopes: configuration.scopes, nonce: nil)
+        }
     }
 
     /// "접근 토큰 갱신 요청": a new access token; the refresh token stays the same.

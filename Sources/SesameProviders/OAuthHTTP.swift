@@ -14,6 +14,9 @@ struct OAuthHTTP: Sendable {
     let caFile: String?
     /// What "now" is for expiry: token lifetimes, ID token times, device codes, polling pace.
     let clock: any SessionClock
+    /// Secrets the provider knows whatever is asked (the client secret): cut out of anything it
+    /// says, on every request, not only those that carry them.
+    let standingSecrets: [String]
 
     /// The exchanges a provider configured by `configuration` makes over `transport`.
     init(transport: any HTTPTransport, configuration: ProviderConfiguration, clock: any SessionClock) {
@@ -21,6 +24,7 @@ struct OAuthHTTP: Sendable {
         self.timeout = configuration.requestTimeout
         self.caFile = configuration.caFile
         self.clock = clock
+        self.standingSecrets = configuration.clientSecret.map { [$0] } ?? []
     }
     /// Responses larger than this are not OAuth responses.
     static let maximumBody = 1 << 20
@@ -44,7 +48,7 @@ struct OAuthHTTP: Sendable {
         var request = TransportRequest(method: .GET, url: url, headers: ["Accept": "application/json"])
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         var response = try await send(request, timeout: timeout)
-        response.secrets = bearer.map { [$0] } ?? []
+        response.secrets = (bearer.map { [$0] } ?? []) + standingSecrets
         return response
     }
 
@@ -72,7 +76,7 @@ struct OAuthHTTP: Sendable {
         var response = try await send(request, timeout: timeout ?? self.timeout)
         response.secrets =
             fields.filter { Self.secretFields.contains($0.0) }.map(\.1) + (basicAuth.map { [$0.1] } ?? [])
-            + (bearer.map { [$0] } ?? [])
+            + (bearer.map { [$0] } ?? []) + standingSecrets
         return response
     }
 
@@ -137,6 +141,22 @@ struct OAuthHTTP: Sendable {
         }
     }
 
+    /// Secrets an earlier request of the same operation carried (an authorization code and its
+    /// verifier, for the requests that follow its exchange): the provider knows them, so its
+    /// words on a later request may repeat them, and they are cut out of those words too.
+    @TaskLocal static var earlierSecrets: [String] = []
+
+    /// Runs `body` with `secrets` among the `earlierSecrets`.
+    static func redacting<T>(
+        _ secrets: [String],
+        in body: () async throws(ProviderError) -> T
+    ) async throws(ProviderError) -> T {
+        let result: Result<T, ProviderError> = await $earlierSecrets.withValue(earlierSecrets + secrets) {
+            do throws(ProviderError) { return .success(try await body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     /// What an OAuth error answer (RFC 6749 §5.2) means, whatever status it came with.
     static func error(_ error: OAuthErrorBody, of response: Response) -> ProviderError {
         switch error.error {
@@ -149,10 +169,11 @@ struct OAuthHTTP: Sendable {
         default:
             // Both are the provider's words, and some providers quote the token they refuse.
             // Kakao adds its own `error_code` (e.g. KOE322), which says more than `error` does.
-            let code = error.errorCode.map { " [\(ProviderText.errorCode($0, redacting: response.secrets))]" } ?? ""
-            let description = error.errorDescription.map { ProviderText.sanitized($0, redacting: response.secrets) }
+            let secrets = response.secrets + earlierSecrets
+            let code = error.errorCode.map { " [\(ProviderText.errorCode($0, redacting: secrets))]" } ?? ""
+            let description = error.errorDescription.map { ProviderText.sanitized($0, redacting: secrets) }
             return .rejected(
-                error: ProviderText.errorCode(error.error, redacting: response.secrets),
+                error: ProviderText.errorCode(error.error, redacting: secrets),
                 description: description.map { $0 + code } ?? (code.isEmpty ? nil : String(code.dropFirst()))
             )
         }
