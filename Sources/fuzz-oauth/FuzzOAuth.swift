@@ -108,13 +108,20 @@ func fuzzOAuth(_ buffer: UnsafeRawBufferPointer) {
         do {
             try await run(operation, on: provider, clock: clock)
         } catch {
-            let shown = "\(error) \(String(reflecting: error))"
-            for secret in Secret.carried(by: operation) where shown.contains(secret) {
+            let started = (error as? StartFailed).map { $0.error }
+            let shown = "\(started ?? error) \(String(reflecting: started ?? error))"
+            let carried = started == nil ? Secret.carried(by: operation) : Secret.carried(by: 0)
+            for secret in carried where shown.contains(secret) {
                 // The secrets are the fuzzer's own made-up values, so showing where one leaked is safe.
                 preconditionFailure("an error repeats the secret \(secret): \(shown)")
             }
         }
     }
+}
+
+/// An authorization-code login failed before the code was sent.
+private struct StartFailed: Error {
+    let error: any Error
 }
 
 /// One operation, as the daemon would call it.
@@ -130,10 +137,17 @@ private func run(_ operation: Int, on provider: any ProviderAdapter, clock: Inst
         let authorization = try await provider.startDeviceLogin(scopes: nil)
         _ = try await provider.finishDeviceLogin(authorization)
     case 1:
-        let request = try await provider.startAuthorizationCodeLogin(
-            redirectURI: "http://127.0.0.1:4000/callback",
-            scopes: ["openid"]
-        )
+        // The code is only given to the provider (and exists at all) once the login is started:
+        // an error in starting it can only repeat what starting carries.
+        let request: AuthorizationRequest
+        do {
+            request = try await provider.startAuthorizationCodeLogin(
+                redirectURI: "http://127.0.0.1:4000/callback",
+                scopes: ["openid"]
+            )
+        } catch {
+            throw StartFailed(error: error)
+        }
         _ = try await provider.finishAuthorizationCodeLogin(request, code: Secret.code)
     case 2:
         let account = Account(
