@@ -1,10 +1,21 @@
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
     import Musl
 #endif
+
+/// An open file, closed when the last reference to it goes.
+final class OpenFile: Sendable {
+    /// Its descriptor.
+    let descriptor: Int32
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+}
 
 /// Replaces files so that a crash at any moment leaves either the old contents or the new, never
 /// a mix: write a temporary file in the same directory, fsync it, rename it over the target,
@@ -19,30 +30,68 @@ enum AtomicFile {
 
     /// Like `write(_:to:)`, the file being `parts` one after the other.
     static func write(_ parts: [Data], to path: String) throws(StoreError) {
+        _ = try writeKeepingOpen(parts, to: path)
+    }
+
+    /// Like `write(_:to:)`, the file being `parts` one after the other, and returns the new file
+    /// open for writing, so that records can be appended to it.
+    static func writeKeepingOpen(_ parts: [Data], to path: String) throws(StoreError) -> OpenFile {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = path + ".tmp"
         if unlink(temporary) != 0 && errno != ENOENT {
             throw .io(operation: "remove the stale", path: temporary, errno: errno)
         }
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
+        let raw = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard raw >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
+        let file = OpenFile(raw)
         do throws(StoreError) {
             // Exactly 0600, whatever the umask or a default ACL of the directory made of it.
-            guard fchmod(descriptor, 0o600) == 0 else { throw .io(operation: "chmod", path: temporary, errno: errno) }
-            for part in parts { try writeAll(part, to: descriptor, path: temporary) }
-            guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
+            guard fchmod(raw, 0o600) == 0 else { throw .io(operation: "chmod", path: temporary, errno: errno) }
+            var offset = 0
+            for part in parts {
+                try writeAll(part, to: raw, at: offset, path: temporary)
+                offset += part.count
+            }
+            guard fsync(raw) == 0 else { throw .io(operation: "fsync", path: temporary, errno: errno) }
         } catch {
-            close(descriptor)
             unlink(temporary)
             throw error
         }
-        close(descriptor)
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw .io(operation: "rename", path: path, errno: code)
         }
         try syncDirectory(directory)
+        return file
+    }
+
+    /// Writes `data` at `offset` of the open file and makes it durable with fdatasync, which
+    /// also makes the file's new size durable (fdatasync(2): metadata needed to read the data).
+    static func writeDurably(_ data: Data, to file: OpenFile, at offset: Int, path: String) throws(StoreError) {
+        try writeAll(data, to: file.descriptor, at: offset, path: path)
+        guard fdatasync(file.descriptor) == 0 else { throw .io(operation: "fdatasync", path: path, errno: errno) }
+    }
+
+    /// The file at `path` open for reading and writing, with its contents; nil when it does not
+    /// exist. A symbolic link is read but not opened for writing (`file` nil): writes
+    /// replace it with a file, as they always have.
+    static func openForUpdate(_ path: String) throws(StoreError) -> (file: OpenFile?, data: Data)? {
+        let raw = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        if raw < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            guard code == ELOOP else { throw .io(operation: "open", path: path, errno: code) }
+            return try read(path).map { (nil, $0) }
+        }
+        let file = OpenFile(raw)
+        do {
+            return (file, Data(try FileReader.contents(of: FileDescriptor(rawValue: raw))))
+        } catch .system(let operation, let number) {
+            throw .io(operation: operation, path: path, errno: number)
+        } catch {
+            throw .io(operation: "read", path: path, errno: EFBIG)
+        }
     }
 
     /// Renames `source` to `target` and makes the rename durable.
@@ -62,12 +111,12 @@ enum AtomicFile {
         }
     }
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(StoreError) {
+    private static func writeAll(_ data: Data, to descriptor: Int32, at start: Int, path: String) throws(StoreError) {
         var offset = 0
         while offset < data.count {
             let written = data.withUnsafeBytes { bytes -> Int in
                 guard let base = bytes.baseAddress else { return 0 }
-                return Glibc.write(descriptor, base + offset, bytes.count - offset)
+                return pwrite(descriptor, base + offset, bytes.count - offset, off_t(start + offset))
             }
             if written < 0 {
                 if errno == EINTR { continue }

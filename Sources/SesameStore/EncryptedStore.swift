@@ -4,7 +4,8 @@ import SesameCore
 import Synchronization
 
 /// The token store: every account, its tokens and the last event sequence number, sealed in one
-/// file in the state directory and replaced atomically on every change.
+/// file in the state directory. Each change is appended to the file as a sealed record; the file
+/// is rewritten whole, atomically, now and then (`StoreWriter`, `StoreFormat`).
 public final class EncryptedStore: SessionPersistence {
     /// What to do when the store file is damaged (truncated, not a store, failing authentication).
     public enum DamagePolicy: String, Sendable, CaseIterable {
@@ -19,25 +20,18 @@ public final class EncryptedStore: SessionPersistence {
 
     /// The store file's path.
     public let path: String
+    /// Always locked before `writer` when both are.
     private let keys: Mutex<KeySources.Loaded>
-    private let lastSaved: Mutex<SessionSnapshot>
+    private let writer: Mutex<StoreWriter>
     private let mark: SequenceMark
     /// The sequence number the mark file holds.
     private let marked: Mutex<UInt64>
-    /// Keeps each account's JSON, so that a change re-encodes only what it changed.
-    private let encoder = Mutex(SnapshotEncoder())
     private let logger: Logger
 
-    private init(
-        path: String,
-        keys: KeySources.Loaded,
-        snapshot: SessionSnapshot,
-        mark: SequenceMark,
-        logger: Logger
-    ) {
-        self.path = path
+    private init(keys: KeySources.Loaded, writer: StoreWriter, mark: SequenceMark, logger: Logger) {
+        self.path = writer.path
         self.keys = Mutex(keys)
-        self.lastSaved = Mutex(snapshot)
+        self.writer = Mutex(writer)
         self.mark = mark
         self.marked = Mutex(mark.recorded ?? 0)
         self.logger = logger
@@ -67,17 +61,16 @@ public final class EncryptedStore: SessionPersistence {
                 metadata: ["key_file": "\(keys.keyFile ?? "")"]
             )
         }
-        guard let data = try AtomicFile.read(path) else {
+        guard let found = try AtomicFile.openForUpdate(path) else {
             logger.info(
                 "creating a new token store",
                 metadata: ["path": "\(path)", "key_id": "\(keys.primary.id)", "key_source": "\(keys.primary.source)"]
             )
             return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
-        let snapshot: SessionSnapshot
-        let usedKey: StoreKey
+        let contents: StoreContents
         do {
-            (snapshot, usedKey) = try decode(data, keys: keys, path: path)
+            contents = try decode(found.data, keys: keys, path: path)
         } catch let error where error.isDamagedFile && policy == .moveAside {
             let aside = path + ".damaged-" + Self.timestamp()
             try AtomicFile.move(path, to: aside)
@@ -87,12 +80,15 @@ public final class EncryptedStore: SessionPersistence {
             )
             return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
-        if let recorded = mark.recorded, snapshot.lastSequence < recorded {
-            throw .rolledBack(path: path, sequence: snapshot.lastSequence, markPath: mark.path, mark: recorded)
+        if let recorded = mark.recorded, contents.lastSequence < recorded {
+            throw .rolledBack(path: path, sequence: contents.lastSequence, markPath: mark.path, mark: recorded)
         }
-        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, mark: mark, logger: logger)
+        let snapshot = contents.snapshot
+        let writer = StoreWriter(path: path, contents: contents, file: found.file)
+        let store = EncryptedStore(keys: keys, writer: writer, mark: mark, logger: logger)
         store.advanceMark(to: snapshot.lastSequence)
-        if usedKey.id != keys.primary.id { try store.finishKeyChange(to: usedKey, snapshot: snapshot) }
+        if contents.key.id != keys.primary.id { try store.finishKeyChange(to: contents.key, snapshot: snapshot) }
+        try store.rewriteIfNeeded(contents)
         logger.info(
             "opened the token store",
             metadata: [
@@ -112,9 +108,32 @@ public final class EncryptedStore: SessionPersistence {
         logger: Logger
     ) throws(StoreError) -> (EncryptedStore, SessionSnapshot) {
         let snapshot = SessionSnapshot(lastSequence: mark.recorded ?? 0)
-        let store = EncryptedStore(path: path, keys: keys, snapshot: snapshot, mark: mark, logger: logger)
+        let writer = StoreWriter(path: path, key: keys.primary, lastSequence: snapshot.lastSequence)
+        let store = EncryptedStore(keys: keys, writer: writer, mark: mark, logger: logger)
         try store.write(snapshot)
         return (store, snapshot)
+    }
+
+    /// Rewrites a file that cannot be appended to as it is: one in format 1, or one whose last
+    /// record was cut short by a crash (its change was never acknowledged, so nothing is lost).
+    private func rewriteIfNeeded(_ contents: StoreContents) throws(StoreError) {
+        try keys.withLock { keys throws(StoreError) in
+            try writer.withLock { writer throws(StoreError) in
+                guard writer.mustRewrite else { return }
+                try writer.rewrite(writer.snapshot, key: keys.primary)
+            }
+        }
+        if contents.version != StoreFormat.version {
+            logger.notice(
+                "rewrote the token store in format \(StoreFormat.version)",
+                metadata: ["from_format": "\(contents.version)"]
+            )
+        } else if contents.tornBytes > 0 {
+            logger.warning(
+                "the token store ended in a change cut short by a crash, never acknowledged; dropped it",
+                metadata: ["bytes": "\(contents.tornBytes)"]
+            )
+        }
     }
 
     /// The store was sealed with `usedKey`, not the primary key: the key a rekey was moving to,
@@ -153,26 +172,24 @@ public final class EncryptedStore: SessionPersistence {
     @discardableResult
     public func rekey() throws(StoreError) -> String {
         try keys.withLock { keys throws(StoreError) in
-            let snapshot = lastSaved.withLock { $0 }
-            guard let keyFile = keys.keyFile else {
-                try writeSealed(snapshot, key: keys.primary)
-                return keys.primary.id
+            try writer.withLock { writer throws(StoreError) in
+                guard let keyFile = keys.keyFile else {
+                    try writer.rewrite(writer.snapshot, key: keys.primary)
+                    return keys.primary.id
+                }
+                let next = StoreKey.generate(source: keys.primary.source)
+                try AtomicFile.write(next.fileContents, to: keyFile + ".next")
+                try writer.rewrite(writer.snapshot, key: next)
+                try AtomicFile.move(keyFile + ".next", to: keyFile)
+                keys = KeySources.Loaded(primary: next, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
+                return next.id
             }
-            let next = StoreKey.generate(source: keys.primary.source)
-            try AtomicFile.write(next.fileContents, to: keyFile + ".next")
-            try writeSealed(snapshot, key: next)
-            try AtomicFile.move(keyFile + ".next", to: keyFile)
-            keys = KeySources.Loaded(primary: next, others: [], isGenerated: keys.isGenerated, keyFile: keyFile)
-            return next.id
         }
     }
 
     private func write(_ snapshot: SessionSnapshot) throws(StoreError) {
-        // The key lock also orders writes against a rekey, which re-seals `lastSaved`: it must
-        // never see a snapshot older than the file it replaces.
         try keys.withLock { keys throws(StoreError) in
-            try writeSealed(snapshot, key: keys.primary)
-            lastSaved.withLock { $0 = snapshot }
+            try writer.withLock { writer throws(StoreError) in try writer.save(snapshot, key: keys.primary) }
         }
         advanceMark(to: snapshot.lastSequence)
     }
@@ -193,29 +210,24 @@ public final class EncryptedStore: SessionPersistence {
         }
     }
 
-    private func writeSealed(_ snapshot: SessionSnapshot, key: StoreKey) throws(StoreError) {
-        let sealed: [Data]
-        do {
-            sealed = try encoder.withLock { encoder in
-                try encoder.withEncoded(snapshot) { try StoreFormat.sealedParts($0, key: key) }
-            }
-        } catch {
-            throw .undecodable(path: path, reason: "could not seal: \(error)")
-        }
-        try AtomicFile.write(sealed, to: path)
-    }
-
     /// Opens sealed bytes with whichever configured key the header names.
-    package static func decode(_ data: Data, keys: KeySources.Loaded, path: String) throws(StoreError) -> (
-        SessionSnapshot, StoreKey
-    ) {
-        let keyID = try StoreFormat.keyID(of: data, path: path)
-        guard let key = keys.all.first(where: { $0.id == keyID }) else {
-            throw .wrongKey(path: path, storeKeyID: keyID, available: keys.all.map { "\($0.id) (\($0.source))" })
+    package static func decode(_ data: Data, keys: KeySources.Loaded, path: String) throws(StoreError)
+        -> StoreContents
+    {
+        let header = try StoreFormat.header(of: data, path: path)
+        guard let key = keys.all.first(where: { $0.id == header.keyID }) else {
+            throw .wrongKey(path: path, storeKeyID: header.keyID, available: keys.all.map { "\($0.id) (\($0.source))" })
         }
-        let plaintext = try StoreFormat.open(data, key: key, path: path)
+        if header.version == StoreFormat.version { return try StoreLog.read(data, key: key, path: path) }
+        let plaintext = try StoreFormat.openSingleBox(data, key: key, path: path)
         do {
-            return (try JSONDecoder().decode(SessionSnapshot.self, from: plaintext), key)
+            let snapshot = try JSONDecoder().decode(SessionSnapshot.self, from: plaintext)
+            return StoreContents(
+                accounts: [String: StoredAccount](byID: snapshot.accounts),
+                lastSequence: snapshot.lastSequence,
+                key: key,
+                version: header.version
+            )
         } catch {
             throw .undecodable(path: path, reason: "\(error)")
         }

@@ -43,6 +43,11 @@ public enum FileReader {
         return (try read(descriptor, limit: limit), status)
     }
 
+    /// Everything left to read from an open file.
+    static func contents(of descriptor: FileDescriptor) throws(Failure) -> [UInt8] {
+        try read(descriptor, limit: .max)
+    }
+
     private static func read(_ descriptor: FileDescriptor, limit: Int) throws(Failure) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)

@@ -31,7 +31,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAStore(let path):
             "\(path) is not a Sesame token store; it was not changed"
         case .unsupportedVersion(let path, let found, let supported):
-            "\(path) has store format \(found), but this sesamed reads format \(supported) only; it was not changed"
+            "\(path) has store format \(found), but this sesamed reads formats up to \(supported); it was not changed"
         case .wrongKey(let path, let storeKeyID, let available):
             "\(path) was sealed with key \(storeKeyID), but the configured keys are \(available.joined(separator: ", "))"
         case .tampered(let path):

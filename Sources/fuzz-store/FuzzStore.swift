@@ -6,9 +6,9 @@ import SesameStore
 private let key = try? StoreKey(bytes: [UInt8](repeating: 7, count: 32), source: "fuzz")
 
 /// Reads the input the way the store reads what it finds on disk, as chosen by the first byte:
-/// a store file as found (header, key id, authentication), the plaintext a store file carries
-/// once opened (sealed here with the right key, so the decoder behind the seal is reached), or
-/// a key file's contents.
+/// a store file as found (header, key id, records, authentication), the plaintexts a store
+/// file's records carry once opened (split at 0x1E and sealed here with the right key, so the
+/// snapshot and change decoders behind the seal are reached), or a key file's contents.
 func fuzzStore(_ buffer: UnsafeRawBufferPointer) {
     guard let key else { preconditionFailure("a 32-byte key is always usable") }
     var input = FuzzInput(buffer)
@@ -20,7 +20,9 @@ func fuzzStore(_ buffer: UnsafeRawBufferPointer) {
         case 0:
             _ = try EncryptedStore.decode(bytes, keys: keys, path: "sessions.store")
         case 1:
-            let sealed = try StoreFormat.seal(bytes, key: key)
+            // Records are split at ASCII RS (0x1E), which JSON never holds unescaped.
+            let records = bytes.split(separator: 0x1e, omittingEmptySubsequences: false).map { Data($0) }
+            let sealed = try StoreFormat.seal(records: records, key: key)
             _ = try EncryptedStore.decode(sealed, keys: keys, path: "sessions.store")
         default:
             _ = try StoreKey.parse(bytes, source: "fuzz")

@@ -4,9 +4,36 @@ import Foundation
     import Glibc
 #endif
 
-/// The floor of a persisted change: the least a durable replacement of a file costs on the same
-/// file system (write a temporary file, fsync it, rename it over the old one, fsync the directory).
+/// The floor of a persisted change: the least making a change durable costs on the same file
+/// system, one write of its bytes at the end of a file and an fdatasync. (Before the store
+/// appended changes, the floor was a durable replacement of a file the size of the store:
+/// `atomicWrites`.)
 enum DiskFloor {
+    /// The p50 in ms of `count` appends of `bytes` bytes to a file in `directory`, each followed
+    /// by fdatasync.
+    static func appends(directory: String, bytes: Int, count: Int) throws -> Double {
+        let data = [UInt8](repeating: 0x5a, count: max(bytes, 1))
+        let path = directory + "/floor.log"
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw BenchError("cannot create \(path)") }
+        defer {
+            close(file)
+            unlink(path)
+        }
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        for _ in 0..<count {
+            var failed = false
+            let elapsed = clock.measure {
+                let written = data.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+                failed = written != data.count || fdatasync(file) != 0
+            }
+            guard !failed else { throw BenchError("cannot append to \(path)") }
+            samples.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+        }
+        return Samples.median(samples) ?? 0
+    }
+
     /// The p50 in ms of `count` atomic replacements of a `bytes`-byte file in `directory`.
     static func atomicWrites(directory: String, bytes: Int, count: Int) throws -> Double {
         let data = [UInt8](repeating: 0x5a, count: max(bytes, 1))

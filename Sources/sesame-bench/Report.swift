@@ -94,8 +94,9 @@ struct Report {
             - **Persisted change**: `ImportTokens` renewing an account, end to end, \(settings.changes) calls per
               round on one connection: with 1,000 accounts in the store (a second sesamed, its store
               written with `EncryptedStore` before it starts), and with one. Its floor column is the disk's
-              own floor: one atomic replacement (write, fsync, rename, fsync the directory) of a file the
-              size of that store, in the same directory, in the same round.
+              own floor for making one change durable: a record the size of one sealed account appended
+              to a file in the same directory and fdatasync'd, in the same round. (sesamed also records
+              the sequence mark, a small file of its own, durably.)
             - **First to last receipt**: the same events, timed from the first subscriber's receipt instead
               of the trigger, so without the work before the fan-out (for sesamed: the persisted change).
             - The floor and the C clients are built by SwiftPM, which links libswiftCore into every

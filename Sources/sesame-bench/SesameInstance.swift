@@ -113,6 +113,13 @@ struct SesameInstance {
         try store.save(Self.snapshot(accounts: accounts))
     }
 
+    /// The size of one account of `snapshot(accounts:)` as a sealed store record: its JSON, the
+    /// record's length, nonce and tag, and the rest of a change record around it.
+    static var sealedAccountBytes: Int {
+        let account = snapshot(accounts: 1).accounts[0]
+        return ((try? JSONEncoder().encode(account).count) ?? 3000) + 4 + 12 + 16 + 48
+    }
+
     /// `accounts` google accounts with tokens of realistic sizes, valid for a month.
     static func snapshot(accounts: Int) -> SessionSnapshot {
         let now = Date()

@@ -27,18 +27,17 @@ import Testing
         }
     }
 
-    @Test func everyWriteUsesAFreshNonce() throws {
+    @Test func everyRecordUsesAFreshNonce() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }
         let store = try fixture.open().0
-        try store.save(StoreFixture.snapshot())
+        try store.save(StoreFixture.snapshot(sequence: 7))
+        try store.save(StoreFixture.snapshot(sequence: 8))
         let first = fixture.bytes
-        try store.save(StoreFixture.snapshot())
-        let second = fixture.bytes
-        #expect(first.prefix(StoreFormat.headerSize) == second.prefix(StoreFormat.headerSize))
-        #expect(
-            first.dropFirst(StoreFormat.headerSize).prefix(12) != second.dropFirst(StoreFormat.headerSize).prefix(12)
-        )
+        try store.rekey()
+        let records = StoreFixture.records(of: first) + StoreFixture.records(of: fixture.bytes)
+        #expect(records.count == 4)
+        #expect(Set(records.map { $0.prefix(StoreFormat.nonceSize) }).count == records.count)
     }
 
     /// Opens the damaged store, expecting `check` to accept the error, and the file unchanged.
@@ -58,37 +57,44 @@ import Testing
         #expect(fixture.bytes == damaged, "a store that cannot be read is never rewritten")
     }
 
+    /// The file is the empty store's record and one change: a length made longer than the file
+    /// cuts the first record short (truncated) or drops the change (an older state, which the
+    /// sequence mark refuses), one made shorter fails authentication.
     @Test func everyFlippedBitIsANamedErrorAndChangesNothing() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }
         try fixture.open().0.save(StoreFixture.snapshot())
         let good = fixture.bytes
+        let lengths = StoreFixture.recordOffsets(of: good).map { $0..<$0 + StoreFormat.lengthSize }
+        #expect(lengths.count == 2)
         for byte in 0..<good.count {
             for bit in [0, 7] {
                 var damaged = good
                 damaged[byte] ^= UInt8(1 << bit)
                 expectRefused(fixture, damaged) { error in
-                    switch byte {
-                    case 0..<8: if case .notAStore = error { return true }
-                    case 8..<10: if case .unsupportedVersion = error { return true }
-                    case 10..<18: if case .wrongKey = error { return true }
-                    default: if case .tampered = error { return true }  // nonce, body and tag
+                    switch (byte, error) {
+                    case (0..<8, .notAStore), (8..<10, .unsupportedVersion), (10..<18, .wrongKey): true
+                    case (lengths[0], .truncated), (lengths[1], .rolledBack): true
+                    case (18..., .tampered): true  // lengths, nonces, bodies and tags
+                    default: false
                     }
-                    return false
                 }
             }
         }
     }
 
+    /// Cut within the first record, the file is truncated; cut after it, it holds an older
+    /// state than the sequence mark, and is refused as rolled back.
     @Test func truncationAtEveryLengthIsRefused() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }
         try fixture.open().0.save(SessionSnapshot(lastSequence: 1))
         let good = fixture.bytes
+        let second = StoreFixture.recordOffsets(of: good)[1]
         for length in 0..<good.count {
             expectRefused(fixture, good.prefix(length)) { error in
-                switch error {
-                case .truncated, .tampered: true
+                switch (length, error) {
+                case (..<second, .truncated), (second..., .rolledBack): true
                 default: false
                 }
             }
@@ -100,8 +106,8 @@ import Testing
         defer { fixture.cleanUp() }
         try fixture.open().0.save(StoreFixture.snapshot())
         var future = fixture.bytes
-        future[9] = 2
-        expectRefused(fixture, future) { $0 == .unsupportedVersion(path: fixture.storePath, found: 2, supported: 1) }
+        future[9] = 3
+        expectRefused(fixture, future) { $0 == .unsupportedVersion(path: fixture.storePath, found: 3, supported: 2) }
     }
 
     @Test func theWrongKeyNamesBothKeysAndChangesNothing() throws {

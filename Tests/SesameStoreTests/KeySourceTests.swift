@@ -78,7 +78,9 @@ import Testing
         // The crash came after the store was sealed with the new key, before the key file moved.
         let next = StoreKey.generate(source: "test")
         try StoreFixture.writeKey(next, to: fixture.keyFile + ".next")
-        fixture.replace(with: try StoreFormat.seal(try JSONEncoder().encode(StoreFixture.snapshot()), key: next))
+        fixture.replace(
+            with: try StoreFormat.seal(records: [try JSONEncoder().encode(StoreFixture.snapshot())], key: next)
+        )
         let (reopened, snapshot) = try fixture.open()
         #expect(reopened.keyID == next.id && snapshot == StoreFixture.snapshot())
         #expect(!FileManager.default.fileExists(atPath: fixture.keyFile + ".next"))
@@ -106,10 +108,12 @@ import Testing
         #expect(
             FileManager.default.createFile(atPath: credentials + "/sesame.key.previous", contents: old.fileContents)
         )
-        fixture.replace(with: try StoreFormat.seal(try JSONEncoder().encode(StoreFixture.snapshot()), key: old))
+        fixture.replace(
+            with: try StoreFormat.seal(records: [try JSONEncoder().encode(StoreFixture.snapshot())], key: old)
+        )
         let sources = KeySources(credentialsDirectory: credentials, keyFile: nil, generatedKeyFile: nil)
         let (store, snapshot) = try fixture.open(sources)
         #expect(snapshot == StoreFixture.snapshot() && store.keyID == new.id)
-        #expect(try StoreFormat.keyID(of: fixture.bytes, path: "") == new.id)
+        #expect(try StoreFormat.header(of: fixture.bytes, path: "").keyID == new.id)
     }
 }

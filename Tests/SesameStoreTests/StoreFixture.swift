@@ -68,6 +68,28 @@ struct StoreFixture {
         return SessionSnapshot(accounts: [StoredAccount(account: account, tokens: tokens)], lastSequence: sequence)
     }
 
+    /// Where each record of a format-2 file starts.
+    static func recordOffsets(of file: Data) -> [Int] {
+        var offsets: [Int] = []
+        var offset = StoreFormat.headerSize
+        while offset + StoreFormat.lengthSize <= file.count {
+            offsets.append(offset)
+            let length = file[offset..<offset + StoreFormat.lengthSize].reduce(0) { $0 << 8 | Int($1) }
+            offset += StoreFormat.lengthSize + length
+        }
+        return offsets
+    }
+
+    /// The sealed part (nonce, ciphertext, tag) of each record of a format-2 file.
+    static func records(of file: Data) -> [Data] {
+        recordOffsets(of: file).map { offset in
+            let length = file[offset..<offset + StoreFormat.lengthSize].reduce(0) { $0 << 8 | Int($1) }
+            return Data(
+                file[(offset + StoreFormat.lengthSize)..<min(file.count, offset + StoreFormat.lengthSize + length)]
+            )
+        }
+    }
+
     func cleanUp() {
         try? FileManager.default.removeItem(atPath: directory)
     }
