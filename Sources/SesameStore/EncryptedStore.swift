@@ -23,17 +23,14 @@ public final class EncryptedStore: SessionPersistence {
     /// Always locked before `writer` when both are.
     private let keys: Mutex<KeySources.Loaded>
     private let writer: Mutex<StoreWriter>
-    private let mark: SequenceMark
-    /// The sequence number the mark file holds.
-    private let marked: Mutex<UInt64>
+    private let mark: Mutex<SequenceMark>
     private let logger: Logger
 
     private init(keys: KeySources.Loaded, writer: StoreWriter, mark: SequenceMark, logger: Logger) {
         self.path = writer.path
         self.keys = Mutex(keys)
         self.writer = Mutex(writer)
-        self.mark = mark
-        self.marked = Mutex(mark.recorded ?? 0)
+        self.mark = Mutex(mark)
         self.logger = logger
     }
 
@@ -198,10 +195,11 @@ public final class EncryptedStore: SessionPersistence {
     /// so a mark that cannot be written does not undo the change; it only leaves a rollback to
     /// this point unnoticed, which is said.
     private func advanceMark(to sequence: UInt64) {
-        guard marked.withLock({ $0 }) < sequence else { return }
         do {
-            try mark.record(sequence)
-            marked.withLock { $0 = sequence }
+            try mark.withLock { mark throws(StoreError) in
+                guard (mark.recorded ?? 0) < sequence else { return }
+                try mark.record(sequence)
+            }
         } catch {
             logger.error(
                 "could not record the store's sequence mark; a rollback to this point would go unnoticed",

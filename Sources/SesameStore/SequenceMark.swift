@@ -1,35 +1,102 @@
+import Crypto
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The highest event sequence number the store has been written with, kept in a file of its own
 /// so that a store replaced by an older copy (a restored backup, a rolled-back snapshot, a file
 /// put back by hand) is noticed: sequence numbers must keep growing across restarts
 /// (io.sesame.Events), and a store older than its mark would make them go back. It detects only
 /// what does not also roll the mark back; README "Store rollback" says where to keep it.
+///
+/// The file holds two fixed-size slots, each a line with the number and a checksum of it:
+///
+/// ```
+/// sesame-store-sequence 00000000000000000042 1f0c9a8e5b2d7c41\n   (60 bytes, twice)
+/// ```
+///
+/// It is created whole, atomically; from then on each new number overwrites the slot that does
+/// not hold the highest, in place, and one fdatasync makes it durable (issue 13: replacing the
+/// file took two journal commits on every change). A write cut short damages only the slot it
+/// was writing, whose checksum then fails; the other still holds the number before, which the
+/// store has passed, so nothing is refused that should not be. A file of one line with no
+/// checksum, as earlier versions wrote, is read too.
 struct SequenceMark {
     /// The mark's file.
     let path: String
-    /// The sequence number the file held when it was read, nil when there was none yet.
-    let recorded: UInt64?
+    /// The highest sequence number recorded, nil when there is none yet.
+    private(set) var recorded: UInt64?
+    /// The file, open for overwriting its slots; nil when the next record must create it anew.
+    private var file: OpenFile?
+    /// The slot holding `recorded`.
+    private var slot = 0
 
     private static let prefix = "sesame-store-sequence "
+    static let slotSize = prefix.utf8.count + 20 + 1 + 16 + 1
 
     /// Reads the mark at `path`.
     init(path: String) throws(StoreError) {
         self.path = path
-        self.recorded = try Self.read(path)
+        guard let found = try AtomicFile.openForUpdate(path) else { return }
+        guard let (sequence, slot) = Self.parse(found.data) else { throw .badSequenceMark(path: path) }
+        recorded = sequence
+        if let slot, found.file != nil {
+            self.slot = slot
+            self.file = found.file
+        }
     }
 
-    private static func read(_ path: String) throws(StoreError) -> UInt64? {
-        guard let data = try AtomicFile.read(path) else { return nil }
-        let text = String(decoding: data.prefix(128), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix(Self.prefix), let sequence = UInt64(text.dropFirst(Self.prefix.count)) else {
-            throw .badSequenceMark(path: path)
+    /// The highest valid slot's number and index, or the one-line form's number (slot nil);
+    /// nil when the contents are neither.
+    private static func parse(_ data: Data) -> (UInt64, Int?)? {
+        if data.count == 2 * slotSize {
+            let slots = (0..<2).compactMap { index in
+                number(in: data.dropFirst(index * slotSize).prefix(slotSize)).map { ($0, index) }
+            }
+            if let highest = slots.max(by: { $0.0 < $1.0 }) { return (highest.0, highest.1) }
         }
-        return sequence
+        let text = String(decoding: data.prefix(128), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix(prefix), let sequence = UInt64(text.dropFirst(prefix.count)) else { return nil }
+        return (sequence, nil)
+    }
+
+    /// The number a slot holds when its checksum matches.
+    private static func number(in slot: Data) -> UInt64? {
+        let text = String(decoding: slot, as: UTF8.self)
+        guard text.utf8.count == slotSize, text.hasPrefix(prefix), text.hasSuffix("\n") else { return nil }
+        let fields = text.dropFirst(prefix.count).dropLast().split(separator: " ", omittingEmptySubsequences: false)
+        guard fields.count == 2, let sequence = UInt64(fields[0]) else { return nil }
+        return line(sequence) == slot ? sequence : nil
+    }
+
+    /// A slot holding `sequence`.
+    private static func line(_ sequence: UInt64) -> Data {
+        let digits = String(sequence)
+        let body = prefix + String(repeating: "0", count: 20 - digits.count) + digits
+        let checksum = SHA256.hash(data: Data(body.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return Data((body + " " + checksum + "\n").utf8)
     }
 
     /// Records `sequence`, durably, as the highest written.
-    func record(_ sequence: UInt64) throws(StoreError) {
-        try AtomicFile.write(Data((Self.prefix + "\(sequence)\n").utf8), to: path)
+    mutating func record(_ sequence: UInt64) throws(StoreError) {
+        let line = Self.line(sequence)
+        if let file {
+            let other = 1 - slot
+            do {
+                try AtomicFile.writeDurably(line, to: file, at: other * Self.slotSize, path: path)
+            } catch {
+                self.file = nil  // what the slot holds now is unknown: the next record starts anew
+                throw error
+            }
+            slot = other
+        } else {
+            file = try AtomicFile.writeKeepingOpen([line, line], to: path)
+            slot = 0
+        }
+        recorded = sequence
     }
 }

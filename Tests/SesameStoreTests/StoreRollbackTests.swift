@@ -73,4 +73,65 @@ import Testing
         #expect(FileManager.default.createFile(atPath: mark, contents: Data("seven".utf8)))
         #expect(throws: StoreError.badSequenceMark(path: mark)) { try fixture.open() }
     }
+
+    /// The mark file as the store leaves it, by slot.
+    private static func slots(_ path: String) throws -> [String] {
+        let data = try #require(FileManager.default.contents(atPath: path))
+        #expect(data.count == 2 * SequenceMark.slotSize)
+        return [data.prefix(SequenceMark.slotSize), data.dropFirst(SequenceMark.slotSize)].map {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
+
+    @Test func eachNumberOverwritesTheOlderSlotOfTheSameFile() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        let markPath = fixture.storePath + ".sequence"
+        try store.save(StoreFixture.snapshot(sequence: 5))
+        let inode = try FileManager.default.attributesOfItem(atPath: markPath)[.systemFileNumber] as? Int
+        try store.save(StoreFixture.snapshot(sequence: 6))
+        try store.save(StoreFixture.snapshot(sequence: 7))
+        #expect(try FileManager.default.attributesOfItem(atPath: markPath)[.systemFileNumber] as? Int == inode)
+        let slots = try Self.slots(markPath)
+        #expect(slots[0].contains("00000000000000000007") && slots[1].contains("00000000000000000006"))
+    }
+
+    /// A write of the newest slot cut short leaves the number before it, which the store has
+    /// passed: the store opens. With both slots damaged the mark is named.
+    @Test func aDamagedSlotFallsBackToTheOtherAndTwoAreNamed() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        let markPath = fixture.storePath + ".sequence"
+        for sequence in [5, 6, 7] { try store.save(StoreFixture.snapshot(sequence: UInt64(sequence))) }
+        var data = try #require(FileManager.default.contents(atPath: markPath))
+        data[40] ^= 1  // in the digits of slot 0, which holds 7
+        #expect(FileManager.default.createFile(atPath: markPath, contents: data))
+        let (reopened, snapshot) = try fixture.open()
+        #expect(snapshot.lastSequence == 7)
+        try reopened.save(StoreFixture.snapshot(sequence: 8))
+        // Opening recorded 7 again over the damaged slot; 8 went to the other.
+        let slots = try Self.slots(markPath)
+        #expect(slots[0].contains("00000000000000000007") && slots[1].contains("00000000000000000008"))
+        data = try #require(FileManager.default.contents(atPath: markPath))
+        data[40] ^= 1
+        data[SequenceMark.slotSize + 40] ^= 1
+        #expect(FileManager.default.createFile(atPath: markPath, contents: data))
+        #expect(throws: StoreError.badSequenceMark(path: markPath)) { try fixture.open() }
+    }
+
+    @Test func aMarkOfOneLineAsEarlierVersionsWroteIsReadAndRewritten() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        try fixture.open().0.save(StoreFixture.snapshot(sequence: 5))
+        let markPath = fixture.storePath + ".sequence"
+        #expect(FileManager.default.createFile(atPath: markPath, contents: Data("sesame-store-sequence 9\n".utf8)))
+        #expect(throws: StoreError.self) { try fixture.open() }
+        #expect(FileManager.default.createFile(atPath: markPath, contents: Data("sesame-store-sequence 4\n".utf8)))
+        try fixture.open().0.save(StoreFixture.snapshot(sequence: 6))
+        // Opening recorded the store's 5 as a new file of two slots; 6 went to the second.
+        let slots = try Self.slots(markPath)
+        #expect(slots[0].contains("00000000000000000005") && slots[1].contains("00000000000000000006"))
+    }
 }
