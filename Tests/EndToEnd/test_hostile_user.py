@@ -185,7 +185,9 @@ def test_a_hundred_maximal_imports_are_held_to_quota_and_field_bounds(jwks_provi
         # What the stranger made sesamed keep is bounded, and root still sees all of it.
         store = daemon.state_dir / "sessions.store"
         print(f"store: {store.stat().st_size >> 10} KiB")
-        assert store.stat().st_size < (ACCOUNT_LIMIT + 1) * 200_000
+        # The store appends changes until they outgrow the state, then rewrites it (StoreWriter):
+        # at most about twice what it holds.
+        assert store.stat().st_size < 2 * (ACCOUNT_LIMIT + 1) * 200_000 + (256 << 10)
         listed = subprocess.run([SESAMECTL, "accounts", "--json", "--socket", daemon.socket_path],
                                 capture_output=True, text=True, timeout=60)
         assert listed.returncode == 0, listed.stderr
