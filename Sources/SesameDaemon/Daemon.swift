@@ -66,8 +66,14 @@ public struct Daemon: Sendable {
             metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
         )
         // Each call runs with its caller recorded, so the events it causes are logged with PEER_UID=.
-        let interfaces = Self.interfaces(engine: engine, store: store, providers: providers, trust: trust)
-            .map(CallerAttributedInterface.init)
+        let interfaces = Self.interfaces(
+            engine: engine,
+            store: store,
+            providers: providers,
+            trust: trust,
+            logger: logger
+        )
+        .map(CallerAttributedInterface.init)
         let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
@@ -181,7 +187,8 @@ public struct Daemon: Sendable {
         engine: DaemonEngine,
         store: EncryptedStore,
         providers: Providers,
-        trust: Trust
+        trust: Trust,
+        logger: Logger
     ) -> [any VarlinkInterface] {
         let descriptions = InterfaceDescriptions.byName
         return [
@@ -194,7 +201,8 @@ public struct Daemon: Sendable {
             EventsInterface(
                 interfaceDescription: descriptions[EventsContract.interface] ?? "",
                 engine: engine,
-                trust: trust
+                trust: trust,
+                logger: logger
             ),
             AdminInterface(
                 interfaceDescription: descriptions[AdminContract.interface] ?? "",

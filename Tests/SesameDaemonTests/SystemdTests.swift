@@ -41,7 +41,8 @@ import Testing
             engine: testEngine(),
             store: store,
             providers: Providers([], logger: Logger(label: "test")),
-            trust: Trust(policy: AccessPolicy(), limits: UserLimits())
+            trust: Trust(policy: AccessPolicy(), limits: UserLimits()),
+            logger: Logger(label: "test")
         )
         #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
         for interface in interfaces {

@@ -10,15 +10,18 @@ struct EventsInterface: VarlinkInterface {
     let interfaceDescription: String
     let engine: DaemonEngine
     let trust: Trust
+    /// Where a subscriber cut off for falling behind is logged.
+    let logger: Logger
     /// The error a subscriber that falls behind ends with, made once: every live subscription
     /// keeps it, and one of its own cost each subscriber 0.2 KiB (issue 13).
     private let lagged: VarlinkError
 
     /// The interface over `engine`, with `trust` deciding who sees what.
-    init(interfaceDescription: String, engine: DaemonEngine, trust: Trust) {
+    init(interfaceDescription: String, engine: DaemonEngine, trust: Trust, logger: Logger) {
         self.interfaceDescription = interfaceDescription
         self.engine = engine
         self.trust = trust
+        self.logger = logger
         self.lagged = VarlinkError(.lagged(queueLimit: engine.registry.queueLimit))
     }
 
@@ -105,13 +108,15 @@ struct EventsInterface: VarlinkInterface {
         guard let stream = await context.replyStream(fallingBehindAfter: queueLimit, then: lagged) else { return nil }
         let sink = StreamedEvents(stream: stream, identity: identity, visible: visible, holdLimit: queueLimit)
         guard try subscription.attach(sink) else { throw CancellationError() }
-        let (trust, uid) = (self.trust, context.peer.uid)
+        // Every live subscription keeps this: the peer, not the call's context (0.1 KiB more,
+        // and the method's name), and the logger is made only if there is something to log.
+        let (trust, peer, logger) = (self.trust, context.peer, self.logger)
         stream.whenEnded { ending in
             subscription.cancel()
-            trust.release(.subscription, for: uid)
-            // The context, not its logger, is kept: the logger is made (its metadata rendered)
-            // only if there is something to log.
-            if ending == .fellBehind { Self.logCutOff(context.logger, queueLimit: queueLimit) }
+            trust.release(.subscription, for: peer.uid)
+            guard ending == .fellBehind else { return }
+            let method = EventsContract.interface + "." + EventsContract.Method.subscribe.rawValue
+            Self.logCutOff(peer.logger(from: logger, method: method), queueLimit: queueLimit)
         }
         return stream
     }

@@ -3,13 +3,20 @@ import NIOCore
 
 /// How a server answers a call it has read: through the interface that names it, on the spot
 /// when the interface can (`answerAtOnce`), or by its `handle`; every error becomes the reply
-/// the peer reads. Shared by all of a server's connections.
-struct CallAnswerer: Sendable {
+/// the peer reads. Shared by all of a server's connections, by reference: each connection and
+/// its close callback keep it, and a copy of its fields cost every connection 0.1 KiB.
+final class CallAnswerer: Sendable {
     /// The interfaces, by name, `org.varlink.service` included.
     let interfaces: [String: any VarlinkInterface]
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
     let logger: Logger
+
+    init(interfaces: [String: any VarlinkInterface], protocolInterface: String, logger: Logger) {
+        self.interfaces = interfaces
+        self.protocolInterface = protocolInterface
+        self.logger = logger
+    }
 
     /// The framed reply to `call` if its interface gives it without waiting, for the connection's
     /// event loop to write at once; nil when the call must go to `answer` off the loop.
@@ -131,5 +138,13 @@ extension PeerCredentials {
     /// The peer's identity as log metadata.
     var logMetadata: Logger.Metadata {
         ["peer_uid": "\(uid)", "peer_pid": "\(pid)"]
+    }
+
+    /// `base` with this peer and `method` as metadata: what a call's log lines carry.
+    public func logger(from base: Logger, method: String) -> Logger {
+        var logger = base
+        for (key, value) in logMetadata { logger[metadataKey: key] = value }
+        logger[metadataKey: "method"] = "\(method)"
+        return logger
     }
 }

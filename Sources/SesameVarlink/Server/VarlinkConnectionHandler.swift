@@ -219,7 +219,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return
         }
         if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer) {
-            replied(call, with: reply, context: context)
+            replied(oneway: call.oneway, with: reply, context: context)
         } else {
             answerOffLoop(call, context: context)
         }
@@ -227,8 +227,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Writes the final reply (none for a `oneway` call) and ends the call, or waits for the
     /// peer to make room for it.
-    private func replied(_ call: VarlinkCall, with reply: ByteBuffer, context: ChannelHandlerContext) {
-        if !call.oneway {
+    private func replied(oneway: Bool, with reply: ByteBuffer, context: ChannelHandlerContext) {
+        if !oneway {
             lastWrite = context.write(wrapOutboundOut(reply))
             needsFlush = true
         }
@@ -276,7 +276,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         case .reply(let reply):
             phase = .ready
             streaming = false
-            replied(call, with: reply, context: context)
+            replied(oneway: call.oneway, with: reply, context: context)
             serveWaiting(context: context)
         case .nothing:
             callAbandoned(context: context)
@@ -284,10 +284,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             // The call goes on through the stream, still off the loop, with no task; reading
             // goes on meanwhile, as behind any streaming call.
             let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            stream.whenEnded { [eventLoop = context.eventLoop] ending in
+            // Only what ending needs is kept, not the call: every live subscription holds this.
+            stream.whenEnded { [eventLoop = context.eventLoop, oneway = call.oneway] ending in
                 eventLoop.execute {
                     let (handler, context) = handler.value
-                    handler.streamEnded(call, ending, error: stream.errorWhenBehind, context: context)
+                    handler.streamEnded(oneway: oneway, ending, error: stream.errorWhenBehind, context: context)
                 }
             }
             continuingStream = stream
@@ -299,7 +300,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func streamEnded(
-        _ call: VarlinkCall,
+        oneway: Bool,
         _ ending: VarlinkReplyStream.Ending,
         error: VarlinkError,
         context: ChannelHandlerContext
@@ -312,7 +313,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         phase = .ready
         streaming = false
-        replied(call, with: error.frame(), context: context)
+        replied(oneway: oneway, with: error.frame(), context: context)
         serveWaiting(context: context)
     }
 

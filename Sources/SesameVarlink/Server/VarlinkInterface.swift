@@ -40,10 +40,7 @@ public struct VarlinkCallContext: Sendable {
     /// most calls log nothing.
     public var logger: Logger {
         guard let method else { return baseLogger }
-        var logger = baseLogger
-        for (key, value) in peer.logMetadata { logger[metadataKey: key] = value }
-        logger[metadataKey: "method"] = "\(method)"
-        return logger
+        return peer.logger(from: baseLogger, method: method)
     }
     private let baseLogger: Logger
     /// The method, for the logger's metadata; nil for in-process calls, whose logger is as
