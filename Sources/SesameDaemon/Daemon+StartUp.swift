@@ -18,11 +18,12 @@ public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
 /// What the daemon needs before it can serve: its state directory, the opened store, and the
 /// provider files. Each failure here stops the start with an error that says what to fix.
 extension Daemon {
-    /// Creates the state directory (0700) and opens the store in it, with the keys the
-    /// configuration and systemd's credentials offer.
-    func openStore() throws -> (EncryptedStore, SessionSnapshot) {
+    /// Creates the state directory (0700), takes its lock (held until the returned lock goes)
+    /// and opens the store in it, with the keys the configuration and systemd's credentials offer.
+    func openStore() throws -> (EncryptedStore, SessionSnapshot, StateDirectoryLock) {
         try Self.makeStateDirectory(configuration.stateDirectory)
-        return try EncryptedStore.open(
+        let lock = try StateDirectoryLock.acquire(configuration.stateDirectory)
+        let (store, snapshot) = try EncryptedStore.open(
             directory: configuration.stateDirectory,
             keySources: KeySources(
                 credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
@@ -33,6 +34,7 @@ extension Daemon {
             sequenceFile: configuration.storeSequenceFile,
             logger: logger
         )
+        return (store, snapshot, lock)
     }
 
     /// Keeps the tokens this process will hold out of core files and away from ptrace (which

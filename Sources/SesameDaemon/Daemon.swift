@@ -38,7 +38,8 @@ public struct Daemon: Sendable {
     public func run() async throws {
         forbidCoreDumps()
         keepStoreBuffers()
-        let (store, snapshot) = try openStore()
+        let (store, snapshot, lock) = try openStore()
+        defer { withExtendedLifetime(lock) {} }
         let providers = try loadProviders()
         // Every provider holds an HTTP client that must be shut down, however serving ends.
         do {

@@ -73,25 +73,36 @@ enum AtomicFile {
         guard fdatasync(file.descriptor) == 0 else { throw .io(operation: "fdatasync", path: path, errno: errno) }
     }
 
-    /// The file at `path` open for reading and writing, with its contents; nil when it does not
-    /// exist. A symbolic link is read but not opened for writing (`file` nil): writes
-    /// replace it with a file, as they always have.
+    /// The file at `path` with its contents, open for writing in place when it is sesamed's own
+    /// as a fresh write would leave it (a regular file, owned by this user, mode 0600 or
+    /// stricter, one link); nil when it does not exist. Any other file (a symbolic link, one
+    /// restored with other owner or mode, one that cannot be opened for writing) is read only
+    /// (`file` nil), and the first write replaces it with a file of sesamed's own.
     static func openForUpdate(_ path: String) throws(StoreError) -> (file: OpenFile?, data: Data)? {
         let raw = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-        if raw < 0 {
+        guard raw >= 0 else {
             let code = errno
             if code == ENOENT { return nil }
-            guard code == ELOOP else { throw .io(operation: "open", path: path, errno: code) }
+            guard [ELOOP, EACCES, EPERM, EROFS, ETXTBSY].contains(code) else {
+                throw .io(operation: "open", path: path, errno: code)
+            }
             return try read(path).map { (nil, $0) }
         }
         let file = OpenFile(raw)
+        var status = stat()
+        guard fstat(raw, &status) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+        // A FIFO or a device would hang or flood the read: nothing sesamed writes is one.
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .io(operation: "use", path: path, errno: EINVAL) }
+        let data: Data
         do {
-            return (file, Data(try FileReader.contents(of: FileDescriptor(rawValue: raw))))
+            data = Data(try FileReader.contents(of: FileDescriptor(rawValue: raw)))
         } catch .system(let operation, let number) {
             throw .io(operation: operation, path: path, errno: number)
         } catch {
             throw .io(operation: "read", path: path, errno: EFBIG)
         }
+        let isOwn = status.st_uid == geteuid() && status.st_nlink == 1 && status.st_mode & 0o077 == 0
+        return (isOwn ? file : nil, data)
     }
 
     /// Renames `source` to `target` and makes the rename durable.
@@ -122,6 +133,7 @@ enum AtomicFile {
                 if errno == EINTR { continue }
                 throw .io(operation: "write", path: path, errno: errno)
             }
+            guard written > 0 else { throw .io(operation: "write", path: path, errno: EIO) }
             offset += written
         }
     }

@@ -83,9 +83,11 @@ public final class EncryptedStore: SessionPersistence {
         let snapshot = contents.snapshot
         let writer = StoreWriter(path: path, contents: contents, file: found.file)
         let store = EncryptedStore(keys: keys, writer: writer, mark: mark, logger: logger)
-        store.advanceMark(to: snapshot.lastSequence)
         if contents.key.id != keys.primary.id { try store.finishKeyChange(to: contents.key, snapshot: snapshot) }
-        try store.rewriteIfNeeded(contents)
+        store.rewriteIfNeeded(contents)
+        // A record read through the page cache may be one a crashed sesamed wrote but never
+        // synced: the mark may only vouch for what is on disk.
+        if store.writer.withLock({ $0.sync() }) { store.advanceMark(to: snapshot.lastSequence) }
         logger.info(
             "opened the token store",
             metadata: [
@@ -113,12 +115,18 @@ public final class EncryptedStore: SessionPersistence {
 
     /// Rewrites a file that cannot be appended to as it is: one in format 1, or one whose last
     /// record was cut short by a crash (its change was never acknowledged, so nothing is lost).
-    private func rewriteIfNeeded(_ contents: StoreContents) throws(StoreError) {
-        try keys.withLock { keys throws(StoreError) in
-            try writer.withLock { writer throws(StoreError) in
-                guard writer.mustRewrite else { return }
-                try writer.rewrite(writer.snapshot, key: keys.primary)
+    /// If that fails (a full disk), the first change rewrites it, as after any failed write.
+    private func rewriteIfNeeded(_ contents: StoreContents) {
+        do {
+            try keys.withLock { keys throws(StoreError) in
+                try writer.withLock { writer throws(StoreError) in
+                    guard writer.mustRewrite else { return }
+                    try writer.rewrite(writer.snapshot, key: keys.primary)
+                }
             }
+        } catch {
+            logger.error("could not rewrite the token store; the next change will", metadata: ["error": "\(error)"])
+            return
         }
         if contents.version != StoreFormat.version {
             logger.notice(

@@ -13,10 +13,11 @@ import Foundation
 /// (io.sesame.Events), and a store older than its mark would make them go back. It detects only
 /// what does not also roll the mark back; README "Store rollback" says where to keep it.
 ///
-/// The file holds two fixed-size slots, each a line with the number and a checksum of it:
+/// The file holds two fixed-size slots, each a line with the number and a checksum of it, the
+/// second 4 KiB after the first (zeros between), so that the two never share a disk block:
 ///
 /// ```
-/// sesame-store-sequence 00000000000000000042 1f0c9a8e5b2d7c41\n   (60 bytes, twice)
+/// sesame-store-sequence 00000000000000000042 1f0c9a8e5b2d7c41\n   (60 bytes)
 /// ```
 ///
 /// It is created whole, atomically; from then on each new number overwrites the slot that does
@@ -37,6 +38,8 @@ struct SequenceMark {
 
     private static let prefix = "sesame-store-sequence "
     static let slotSize = prefix.utf8.count + 20 + 1 + 16 + 1
+    /// Where each slot starts.
+    static let slotOffsets = [0, 4096]
 
     /// Reads the mark at `path`.
     init(path: String) throws(StoreError) {
@@ -53,9 +56,9 @@ struct SequenceMark {
     /// The highest valid slot's number and index, or the one-line form's number (slot nil);
     /// nil when the contents are neither.
     private static func parse(_ data: Data) -> (UInt64, Int?)? {
-        if data.count == 2 * slotSize {
-            let slots = (0..<2).compactMap { index in
-                number(in: data.dropFirst(index * slotSize).prefix(slotSize)).map { ($0, index) }
+        if data.count == slotOffsets[1] + slotSize {
+            let slots = slotOffsets.indices.compactMap { index in
+                number(in: data.dropFirst(slotOffsets[index]).prefix(slotSize)).map { ($0, index) }
             }
             if let highest = slots.max(by: { $0.0 < $1.0 }) { return (highest.0, highest.1) }
         }
@@ -87,14 +90,15 @@ struct SequenceMark {
         if let file {
             let other = 1 - slot
             do {
-                try AtomicFile.writeDurably(line, to: file, at: other * Self.slotSize, path: path)
+                try AtomicFile.writeDurably(line, to: file, at: Self.slotOffsets[other], path: path)
             } catch {
                 self.file = nil  // what the slot holds now is unknown: the next record starts anew
                 throw error
             }
             slot = other
         } else {
-            file = try AtomicFile.writeKeepingOpen([line, line], to: path)
+            let gap = Data(count: Self.slotOffsets[1] - Self.slotSize)
+            file = try AtomicFile.writeKeepingOpen([line, gap, line], to: path)
             slot = 0
         }
         recorded = sequence

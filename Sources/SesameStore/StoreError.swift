@@ -23,6 +23,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case rolledBack(path: String, sequence: UInt64, markPath: String, mark: UInt64)
     /// The sequence mark's file is not one.
     case badSequenceMark(path: String)
+    /// Another process holds the state directory's lock: another sesamed uses the store.
+    case inUse(path: String)
 
     public var description: String {
         switch self {
@@ -51,6 +53,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "\(mark)): it was restored or replaced; it was not changed. If that was intended, delete \(markPath)"
         case .badSequenceMark(let path):
             "\(path) is not a store sequence mark; it was not changed"
+        case .inUse(let path):
+            "another sesamed is using the state directory \(path) (it holds its lock); stop it, or give this one a "
+                + "state directory of its own"
         }
     }
 

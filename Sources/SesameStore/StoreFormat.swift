@@ -10,7 +10,7 @@ import Foundation
 ///
 /// ```
 /// header:  magic "SESAMEST" (8) | format version 2, big-endian (2) | key id (8)
-/// record:  sealed length, big-endian (4) | nonce (12) | ciphertext | tag (16)
+/// record:  sealed length, big-endian (4) | its complement (4) | nonce (12) | ciphertext | tag (16)
 /// ```
 ///
 /// Record 0 holds the whole state (a `SessionSnapshot`), every later record one change
@@ -18,6 +18,12 @@ import Foundation
 /// tag of record i − 1 (16 zero bytes for record 0): records cannot be reordered, dropped from
 /// the middle, repeated or taken from another file without failing authentication. Dropping
 /// records from the end yields an older state, which the sequence mark catches as any rollback.
+/// The length's complement tells a damaged length (refused) from a record whose append a crash
+/// cut short (a whole header claiming more bytes than the file has, or nothing but zeros, which
+/// some file systems show where the size outran the data): only the latter is left out.
+///
+/// Appends assume what SQLite calls powersafe overwrite: writing the end of the file does not
+/// damage the bytes of earlier records that share its last block.
 ///
 /// Format 1, one sealed snapshot after the header, is still read, and rewritten as format 2.
 package enum StoreFormat {
@@ -28,6 +34,8 @@ package enum StoreFormat {
     static let singleBoxVersion: UInt16 = 1
     static let headerSize = 8 + 2 + 8
     static let lengthSize = 4
+    /// A record's header: its sealed length and the length's complement.
+    static let recordHeaderSize = 2 * lengthSize
     static let nonceSize = 12
     static let tagSize = 16
     /// The least a record's sealed part (nonce, ciphertext, tag) can be.
@@ -87,8 +95,12 @@ package enum StoreFormat {
             nonce: ChaChaPoly.Nonce(),
             authenticating: chain.associatedData(header: header)
         )
-        var bytes = Data(capacity: lengthSize + nonceSize + box.ciphertext.count + tagSize)
-        withUnsafeBytes(of: UInt32(box.ciphertext.count + minimumBoxSize).bigEndian) { bytes.append(contentsOf: $0) }
+        guard let length = UInt32(exactly: box.ciphertext.count + minimumBoxSize) else {
+            throw CryptoKitError.incorrectParameterSize
+        }
+        var bytes = Data(capacity: recordHeaderSize + Int(length))
+        withUnsafeBytes(of: length.bigEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: (~length).bigEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: box.nonce)
         bytes.append(box.ciphertext)
         bytes.append(box.tag)

@@ -14,10 +14,11 @@ struct StoreChange: Codable {
     /// What turns `saved` into `snapshot`.
     init(from saved: [String: StoredAccount], to snapshot: SessionSnapshot) {
         var present = 0
+        var seen = Set<String>(minimumCapacity: snapshot.accounts.count)
         put = []
         for account in snapshot.accounts {
             let previous = saved[account.account.id]
-            if previous != nil { present += 1 }
+            if previous != nil && seen.insert(account.account.id).inserted { present += 1 }
             if previous != account { put.append(account) }
         }
         if present < saved.count {
@@ -58,6 +59,13 @@ package struct StoreContents {
     /// Bytes after the last whole record: a record whose write was cut short by a crash.
     var tornBytes = 0
 
+    /// These contents, the records read ending at `offset`.
+    func ending(at offset: Int) -> StoreContents {
+        var contents = self
+        contents.end = offset
+        return contents
+    }
+
     /// The state as one snapshot.
     var snapshot: SessionSnapshot {
         SessionSnapshot(accounts: Array(accounts.values), lastSequence: lastSequence)
@@ -67,19 +75,25 @@ package struct StoreContents {
 /// Reads format-2 files: opens record after record, checking each against the chain, and
 /// replays the changes onto the state of record 0.
 enum StoreLog {
-    /// Opens `data` (whose header names `key`) and replays it. A last record cut short (fewer
-    /// bytes than its length says) is a crash during an append, whose change was never
-    /// acknowledged: it is left out and counted in `tornBytes`. Anything else that does not
-    /// authenticate or decode is refused.
+    /// Opens `data` (whose header names `key`) and replays it. A last record cut short (a
+    /// whole header claiming more bytes than the file has, part of a header, or only zeros) is a
+    /// crash during an append, whose change was never acknowledged: it is left out and counted in
+    /// `tornBytes`. Anything else that does not authenticate or decode is refused.
     static func read(_ data: Data, key: StoreKey, path: String) throws(StoreError) -> StoreContents {
         let header = data.prefix(StoreFormat.headerSize)
         var contents = StoreContents(accounts: [:], lastSequence: 0, key: key, version: StoreFormat.version)
         var offset = StoreFormat.headerSize
         while offset < data.count {
-            guard let box = recordBox(in: data, at: offset) else {
+            let box: Data
+            switch record(in: data, at: offset) {
+            case .whole(let whole):
+                box = whole
+            case .cutShort:
                 if contents.chain.index == 0 { throw .truncated(path: path, bytes: data.count) }
                 contents.tornBytes = data.count - offset
-                break
+                return contents.ending(at: offset)
+            case .damaged:
+                throw .tampered(path: path)
             }
             let (plaintext, next) = try StoreFormat.openRecord(
                 box,
@@ -89,25 +103,38 @@ enum StoreLog {
                 path: path
             )
             try replay(plaintext, isBase: contents.chain.index == 0, onto: &contents, path: path)
-            let size = StoreFormat.lengthSize + box.count
+            let size = StoreFormat.recordHeaderSize + box.count
             if contents.chain.index == 0 { contents.baseBytes = size } else { contents.appendedBytes += size }
             contents.chain = next
             offset += size
         }
         guard contents.chain.index > 0 else { throw .truncated(path: path, bytes: data.count) }
-        contents.end = offset
-        return contents
+        return contents.ending(at: offset)
     }
 
-    /// The sealed part of the record at `offset`, or nil when the file ends before it does.
-    /// A length below the least a sealed part can be is returned as is, to fail authentication.
-    private static func recordBox(in data: Data, at offset: Int) -> Data? {
-        let start = data.startIndex + offset
-        guard data.count - offset >= StoreFormat.lengthSize else { return nil }
-        let length = data[start..<start + StoreFormat.lengthSize].reduce(0) { $0 << 8 | Int($1) }
-        let boxStart = start + StoreFormat.lengthSize
-        guard data.endIndex - boxStart >= length else { return nil }
-        return data[boxStart..<boxStart + length]
+    /// What the file holds at a record's place.
+    private enum Record {
+        /// A whole record: its sealed part (nonce, ciphertext, tag), to be authenticated.
+        case whole(Data)
+        /// The start of a record whose append a crash cut short.
+        case cutShort
+        /// A header whose length and complement disagree.
+        case damaged
+    }
+
+    private static func record(in data: Data, at offset: Int) -> Record {
+        let rest = data.dropFirst(offset)
+        guard rest.count >= StoreFormat.recordHeaderSize else { return .cutShort }
+        let length = bigEndian(rest.prefix(StoreFormat.lengthSize))
+        let complement = bigEndian(rest.dropFirst(StoreFormat.lengthSize).prefix(StoreFormat.lengthSize))
+        guard complement == ~length else { return rest.allSatisfy { $0 == 0 } ? .cutShort : .damaged }
+        let box = rest.dropFirst(StoreFormat.recordHeaderSize)
+        guard box.count >= Int(length) else { return .cutShort }
+        return .whole(box.prefix(Int(length)))
+    }
+
+    private static func bigEndian(_ bytes: Data) -> UInt32 {
+        bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 
     private static func replay(_ plaintext: Data, isBase: Bool, onto contents: inout StoreContents, path: String)

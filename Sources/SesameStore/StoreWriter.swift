@@ -2,7 +2,7 @@ import Foundation
 import SesameCore
 
 /// Writes the store file. A change is appended as one sealed record of what it changed and made
-/// durable with one fdatasync, so its cost follows the size of the change, not of the store
+/// durable with one fdatasync (the sequence mark takes one more), so its cost follows the size of the change, not of the store
 /// (issue 13: re-sealing 1,000 accounts cost 6–7 ms per change). The whole state is sealed into
 /// a fresh file, atomically replacing the old one, when the appended records outgrow the state
 /// itself, when the key changes, and after any failed write, whose effect on the old file is
@@ -61,6 +61,13 @@ struct StoreWriter {
     /// Whether the file must be rewritten before a change can be appended to it.
     var mustRewrite: Bool { file == nil }
 
+    /// Makes what the file holds durable; false when there is no file to append to (it is to be
+    /// rewritten) or syncing fails.
+    func sync() -> Bool {
+        guard let file else { return false }
+        return fdatasync(file.descriptor) == 0
+    }
+
     /// The descriptor appended to (for tests).
     var fileDescriptor: Int32? { file?.descriptor }
 
@@ -79,7 +86,7 @@ struct StoreWriter {
             throw .undecodable(path: path, reason: "could not encode: \(error)")
         }
         defer { plaintext.resetBytes(in: 0..<plaintext.count) }  // every changed token, in the clear
-        let size = StoreFormat.lengthSize + StoreFormat.minimumBoxSize + plaintext.count
+        let size = StoreFormat.recordHeaderSize + StoreFormat.minimumBoxSize + plaintext.count
         guard appendedBytes + size <= appendLimit else { return try rewrite(snapshot, key: primary) }
         let record = try seal(plaintext, header: StoreFormat.header(keyID: key.idBytes))
         do {

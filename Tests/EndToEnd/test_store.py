@@ -72,9 +72,11 @@ def test_the_state_directory_holds_no_token_in_the_clear(tmp_path):
         files = sorted((p for p in daemon.state_dir.rglob("*") if p.is_file()), key=lambda p: p.name)
         # The store, and its sequence mark (the highest event sequence written; README "Store rollback").
         assert [p.name for p in files] == ["sessions.store", "sessions.store.sequence"]
-        # Two slots, each the number with a checksum; the first number written fills both.
-        slots = files[1].read_text().splitlines()
-        assert len(slots) == 2 and all(s.startswith("sesame-store-sequence 00000000000000000001 ") for s in slots)
+        # Two slots 4 KiB apart, each the number with a checksum; the first number fills both.
+        mark = files[1].read_bytes()
+        slots = [mark[:60], mark[4096:]]
+        assert len(mark) == 4096 + 60 and set(mark[60:4096]) == {0}
+        assert all(s.startswith(b"sesame-store-sequence 00000000000000000001 ") for s in slots)
         assert oct(daemon.state_dir.stat().st_mode & 0o777) == "0o700"
         assert [oct(p.stat().st_mode & 0o777) for p in files] == ["0o600", "0o600"]
         strings = subprocess.run(["strings", "-n", "4", *map(str, files)], capture_output=True, text=True).stdout
@@ -298,3 +300,28 @@ def test_every_acknowledged_change_survives_sigkill(tmp_path):
         assert (tmp_path / "state" / "sessions.store").exists()
     assert len(subjects) > 10
     assert interrupted > CRASH_ROUNDS // 2, f"only {interrupted} of {CRASH_ROUNDS} kills landed during a call"
+
+
+def test_a_second_sesamed_on_the_same_state_directory_is_refused(tmp_path):
+    """Two sesamed on one store would each append at their own idea of its end."""
+    key = key_file(tmp_path)
+    first = keyed_daemon(tmp_path, key)
+    try:
+        first.wait_ready()
+        import_tokens(first, subject="alice", **TOKENS)
+        store = first.state_dir / "sessions.store"
+        before = store.read_bytes()
+        other = tmp_path / "other"
+        other.mkdir()
+        second = Daemon(other, config=f'[store]\nkey_file = "{key}"\nallow_generated_key = false\n',
+                        extra_args=("--state-dir", str(first.state_dir)))
+        try:
+            assert second.process.wait(20) != 0
+            assert "another sesamed is using the state directory" in second.log()
+        finally:
+            second.kill()
+        assert store.read_bytes() == before
+        assert len(accounts(first)) == 1
+        assert first.stop() == 0
+    finally:
+        first.kill()

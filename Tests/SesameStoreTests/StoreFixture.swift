@@ -72,10 +72,10 @@ struct StoreFixture {
     static func recordOffsets(of file: Data) -> [Int] {
         var offsets: [Int] = []
         var offset = StoreFormat.headerSize
-        while offset + StoreFormat.lengthSize <= file.count {
+        while offset + StoreFormat.recordHeaderSize <= file.count {
             offsets.append(offset)
             let length = file[offset..<offset + StoreFormat.lengthSize].reduce(0) { $0 << 8 | Int($1) }
-            offset += StoreFormat.lengthSize + length
+            offset += StoreFormat.recordHeaderSize + length
         }
         return offsets
     }
@@ -84,9 +84,8 @@ struct StoreFixture {
     static func records(of file: Data) -> [Data] {
         recordOffsets(of: file).map { offset in
             let length = file[offset..<offset + StoreFormat.lengthSize].reduce(0) { $0 << 8 | Int($1) }
-            return Data(
-                file[(offset + StoreFormat.lengthSize)..<min(file.count, offset + StoreFormat.lengthSize + length)]
-            )
+            let start = offset + StoreFormat.recordHeaderSize
+            return Data(file[start..<min(file.count, start + length)])
         }
     }
 

@@ -86,6 +86,37 @@ import Testing
         }
     }
 
+    /// Without a mark to catch an older state, a damaged length must still not pass for a cut
+    /// short record: that would drop acknowledged changes and rewrite the file.
+    @Test func aDamagedLengthIsRefusedEvenWithNoMark() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        for sequence in 1...3 { try store.save(StoreFixture.snapshot(sequence: UInt64(sequence))) }
+        let good = fixture.bytes
+        try FileManager.default.removeItem(atPath: fixture.storePath + ".sequence")
+        let last = try #require(StoreFixture.recordOffsets(of: good).last)
+        for byte in [last, last + 3, last + 4] {
+            var damaged = good
+            damaged[byte] ^= 0x80
+            fixture.replace(with: damaged)
+            #expect(throws: StoreError.tampered(path: fixture.storePath)) { try fixture.open() }
+            #expect(fixture.bytes == damaged)
+        }
+    }
+
+    /// Where a crash let the file's size get ahead of its data, the end reads as zeros: that
+    /// record was never acknowledged, and is left out.
+    @Test func zerosWhereTheLastRecordShouldBeAreACrashNotDamage() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        try store.save(StoreFixture.snapshot(sequence: 7))
+        fixture.replace(with: fixture.bytes + Data(count: 600))
+        #expect(try fixture.open().1 == StoreFixture.snapshot(sequence: 7))
+        #expect(StoreFixture.recordOffsets(of: fixture.bytes).count == 1, "rewritten without them")
+    }
+
     @Test func recordsMovedDroppedOrRepeatedInTheMiddleFailAuthentication() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }

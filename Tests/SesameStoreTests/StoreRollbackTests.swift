@@ -62,7 +62,9 @@ import Testing
         try fixture.open(sequenceFile: mark).0.save(StoreFixture.snapshot(sequence: 4))
         fixture.replace(with: backup)
         #expect(!FileManager.default.fileExists(atPath: fixture.storePath + ".sequence"))
-        #expect(throws: StoreError.self) { try fixture.open(sequenceFile: mark) }
+        #expect(throws: StoreError.rolledBack(path: fixture.storePath, sequence: 3, markPath: mark, mark: 4)) {
+            try fixture.open(sequenceFile: mark)
+        }
     }
 
     @Test func aMarkThatIsNotOneIsNamed() throws {
@@ -77,9 +79,9 @@ import Testing
     /// The mark file as the store leaves it, by slot.
     private static func slots(_ path: String) throws -> [String] {
         let data = try #require(FileManager.default.contents(atPath: path))
-        #expect(data.count == 2 * SequenceMark.slotSize)
-        return [data.prefix(SequenceMark.slotSize), data.dropFirst(SequenceMark.slotSize)].map {
-            String(decoding: $0, as: UTF8.self)
+        #expect(data.count == SequenceMark.slotOffsets[1] + SequenceMark.slotSize)
+        return SequenceMark.slotOffsets.map {
+            String(decoding: data.dropFirst($0).prefix(SequenceMark.slotSize), as: UTF8.self)
         }
     }
 
@@ -116,7 +118,7 @@ import Testing
         #expect(slots[0].contains("00000000000000000007") && slots[1].contains("00000000000000000008"))
         data = try #require(FileManager.default.contents(atPath: markPath))
         data[40] ^= 1
-        data[SequenceMark.slotSize + 40] ^= 1
+        data[SequenceMark.slotOffsets[1] + 40] ^= 1
         #expect(FileManager.default.createFile(atPath: markPath, contents: data))
         #expect(throws: StoreError.badSequenceMark(path: markPath)) { try fixture.open() }
     }
