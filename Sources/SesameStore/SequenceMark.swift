@@ -84,6 +84,9 @@ struct SequenceMark {
         return Data((body + " " + checksum + "\n").utf8)
     }
 
+    /// The descriptor the slots are written through (for tests).
+    var fileDescriptor: Int32? { file?.descriptor }
+
     /// Records `sequence`, durably, as the highest written.
     mutating func record(_ sequence: UInt64) throws(StoreError) {
         let line = Self.line(sequence)

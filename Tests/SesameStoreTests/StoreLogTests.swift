@@ -168,4 +168,36 @@ import Testing
         let contents = try EncryptedStore.decode(fixture.bytes, keys: keys, path: fixture.storePath)
         #expect(contents.snapshot == StoreFixture.snapshot(sequence: 3) && contents.appendedBytes == 0)
     }
+
+    /// A rewrite that fails (here: something in the way of its temporary file) leaves the old
+    /// file as it was, and the next save writes the whole state anew.
+    @Test func aFailedRewriteIsFollowedByAWholeNewFileOnTheNextSave() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        try store.save(StoreFixture.snapshot(sequence: 5))
+        let before = fixture.bytes
+        try FileManager.default.createDirectory(atPath: fixture.storePath + ".tmp", withIntermediateDirectories: false)
+        #expect(throws: StoreError.self) { try store.rekey() }
+        #expect(fixture.bytes == before)
+        try FileManager.default.removeItem(atPath: fixture.storePath + ".tmp")
+        try store.save(StoreFixture.snapshot(sequence: 6))
+        #expect(StoreFixture.recordOffsets(of: fixture.bytes).count == 1, "written whole, not appended")
+        #expect(try fixture.open().1 == StoreFixture.snapshot(sequence: 6))
+    }
+
+    /// A mark whose in-place write fails is written whole, as a new file, the next time.
+    @Test func aFailedMarkWriteIsFollowedByAWholeNewMark() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        var mark = try SequenceMark(path: fixture.directory + "/mark")
+        try mark.record(5)
+        let descriptor = try #require(mark.fileDescriptor)
+        let readOnly = open("/dev/null", O_RDONLY)
+        #expect(dup2(readOnly, descriptor) == descriptor)  // writes to it now fail with EBADF
+        close(readOnly)
+        #expect(throws: StoreError.self) { try mark.record(6) }
+        try mark.record(7)
+        #expect(try SequenceMark(path: fixture.directory + "/mark").recorded == 7)
+    }
 }
