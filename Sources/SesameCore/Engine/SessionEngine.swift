@@ -190,7 +190,7 @@ public actor SessionEngine<Payload: Sendable> {
         // Unordered on purpose: this runs on every change, and a store that wants order can sort.
         let snapshot = SessionSnapshot(accounts: Array(next.values), lastSequence: nextSequence)
         do {
-            try persistence.save(snapshot, changes: changes)
+            try persistence.save(snapshot)
         } catch {
             throw .storeFailed("\(error)")
         }

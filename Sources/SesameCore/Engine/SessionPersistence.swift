@@ -42,18 +42,6 @@ public struct StoredAccount: Sendable, Codable, Hashable {
 public protocol SessionPersistence: Sendable {
     /// Durably replaces the stored state with `snapshot`.
     func save(_ snapshot: SessionSnapshot) throws
-
-    /// Durably replaces the stored state with `snapshot`, which differs from the snapshot this
-    /// persistence saved last only in `changes` (by account id; nil: removed), so that a store
-    /// that writes changes need not compare every account. By default, `save(snapshot)`.
-    func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws
-}
-
-extension SessionPersistence {
-    /// Saves the whole snapshot.
-    public func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
-        try save(snapshot)
-    }
 }
 
 /// Keeps the snapshot in memory only: state is lost when the process ends. For tests, and for a
