@@ -161,8 +161,16 @@ public final class EncryptedStore: SessionPersistence {
     }
 
     public func save(_ snapshot: SessionSnapshot) throws {
+        try save(snapshot, changes: nil)
+    }
+
+    public func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
+        try save(snapshot, changes: Optional(changes))
+    }
+
+    private func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]?) throws {
         do {
-            try write(snapshot)
+            try write(snapshot, changes: changes)
         } catch {
             // The caller only learns that saving failed; the reason is for the administrator.
             logger.error("could not save the token store; the change was not made", metadata: ["error": "\(error)"])
@@ -192,9 +200,11 @@ public final class EncryptedStore: SessionPersistence {
         }
     }
 
-    private func write(_ snapshot: SessionSnapshot) throws(StoreError) {
+    private func write(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]? = nil) throws(StoreError) {
         try keys.withLock { keys throws(StoreError) in
-            try writer.withLock { writer throws(StoreError) in try writer.save(snapshot, key: keys.primary) }
+            try writer.withLock { writer throws(StoreError) in
+                try writer.save(snapshot, changes: changes, key: keys.primary)
+            }
         }
         advanceMark(to: snapshot.lastSequence)
     }

@@ -30,6 +30,27 @@ struct StoreChange: Codable {
         lastSequence = snapshot.lastSequence
     }
 
+    /// `changes` (by id; nil: removed) as a change from `saved`, comparing only those accounts;
+    /// nil when they do not account for `snapshot`'s number of accounts, so that they cannot be
+    /// trusted.
+    init?(changes: [String: StoredAccount?], to snapshot: SessionSnapshot, from saved: [String: StoredAccount]) {
+        var count = saved.count
+        put = []
+        removed = []
+        for (id, change) in changes {
+            let previous = saved[id]
+            switch (previous, change) {
+            case (nil, let added?): put.append(added); count += 1
+            case (_?, nil): removed.append(id); count -= 1
+            case (let previous?, let changed?) where previous != changed: put.append(changed)
+            default: break
+            }
+        }
+        guard count == snapshot.accounts.count else { return nil }
+        removed.sort()
+        lastSequence = snapshot.lastSequence
+    }
+
     /// Applies the change to `accounts`.
     func apply(to accounts: inout [String: StoredAccount]) {
         for id in removed { accounts[id] = nil }

@@ -74,10 +74,16 @@ struct StoreWriter {
     private var appendLimit: Int { max(baseBytes, Self.minimumAppendedBytes) }
 
     /// Makes `snapshot` the stored state, sealed with `primary`: appended as one change when
-    /// the file allows it, else written whole.
-    mutating func save(_ snapshot: SessionSnapshot, key primary: StoreKey) throws(StoreError) {
+    /// the file allows it, else written whole. `changes`, when given, are how `snapshot`
+    /// differs from the state written (by account id; nil: removed); without them, or when they
+    /// do not add up to `snapshot`, every account is compared.
+    mutating func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]? = nil, key primary: StoreKey)
+        throws(StoreError)
+    {
         guard let file, primary.id == key.id else { return try rewrite(snapshot, key: primary) }
-        let change = StoreChange(from: accounts, to: snapshot)
+        let change =
+            changes.flatMap { StoreChange(changes: $0, to: snapshot, from: accounts) }
+            ?? StoreChange(from: accounts, to: snapshot)
         if change.put.isEmpty && change.removed.isEmpty && change.lastSequence == lastSequence { return }
         var plaintext: Data
         do {

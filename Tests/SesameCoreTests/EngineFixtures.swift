@@ -40,7 +40,8 @@ final class ScriptedRefresher: TokenRefresher {
     }
 }
 
-/// A persistence whose saves can be made to fail.
+/// A persistence whose saves can be made to fail, and that, like the store, writes only the
+/// changes it is handed: what the engine changed but did not hand over is not saved.
 final class FlakyPersistence: SessionPersistence {
     private let state = Mutex<(failing: Bool, saved: SessionSnapshot?)>((false, nil))
 
@@ -57,6 +58,19 @@ final class FlakyPersistence: SessionPersistence {
         try state.withLock { state in
             if state.failing { throw DiskFull() }
             state.saved = snapshot
+        }
+    }
+
+    func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
+        try state.withLock { state in
+            if state.failing { throw DiskFull() }
+            guard let saved = state.saved else {
+                state.saved = snapshot
+                return
+            }
+            var accounts = Dictionary(saved.accounts.map { ($0.account.id, $0) }) { _, last in last }
+            for (id, change) in changes { accounts[id] = change }
+            state.saved = SessionSnapshot(accounts: Array(accounts.values), lastSequence: snapshot.lastSequence)
         }
     }
 }

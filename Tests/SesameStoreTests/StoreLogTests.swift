@@ -36,6 +36,28 @@ import Testing
         #expect(Self.sorted(try fixture.open().1) == Self.sorted(changed))
     }
 
+    /// The engine says what changed, so that a save need not compare 1,000 accounts; changes
+    /// that do not add up to the snapshot are not trusted, and every account is compared.
+    @Test func aSaveWithItsChangesWritesJustThoseAndDistrustsOnesThatDoNotAddUp() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open().0
+        var accounts = Self.accounts(50)
+        try store.save(SessionSnapshot(accounts: accounts, lastSequence: 1))
+        let renewed = SnapshotEncoderTests.account(3, token: "renewed")
+        accounts[3] = renewed
+        let removed = accounts.remove(at: 7)
+        let told = SessionSnapshot(accounts: accounts, lastSequence: 3)
+        try store.save(told, changes: [renewed.account.id: renewed, removed.account.id: nil])
+        #expect(Self.sorted(try fixture.open().1) == Self.sorted(told))
+        // An account added without being named among the changes: the counts do not add up.
+        accounts.append(SnapshotEncoderTests.account(99))
+        accounts[0] = SnapshotEncoderTests.account(0, token: "renewed")
+        let untold = SessionSnapshot(accounts: accounts, lastSequence: 5)
+        try store.save(untold, changes: [accounts[0].account.id: accounts[0]])
+        #expect(Self.sorted(try fixture.open().1) == Self.sorted(untold))
+    }
+
     @Test func savingTheSameStateWritesNothing() throws {
         let fixture = try StoreFixture()
         defer { fixture.cleanUp() }

@@ -225,6 +225,7 @@ extension SessionEngine {
             // dropping them would end the session. They stay here, and the next save
             // (retried by the deadline loop) persists them and then announces the refresh.
             accounts[refresh.id] = stored
+            unsavedAccounts.insert(refresh.id)
             unsavedAnnouncements = (unsavedAnnouncements ?? []) + [announcement]
             throw error
         }
@@ -313,6 +314,7 @@ extension SessionEngine {
                 let retryAt = clock.now.addingTimeInterval(60)
                 updateRefreshState(of: id) { $0.retryNotBefore = retryAt }
                 accounts[id] = current
+                unsavedAccounts.insert(id)
             }
             throw error
         }

@@ -30,6 +30,9 @@ public actor SessionEngine<Payload: Sendable> {
     /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
     /// the only copy). The next successful save carries them.
     var unsavedAnnouncements: [Announcement]?
+    /// Accounts changed here but not saved (a refresh whose save failed keeps the provider's
+    /// tokens): the next save hands them to the store with its own changes.
+    var unsavedAccounts: Set<String> = []
     /// Wakes the deadline loop when a change may have added an earlier deadline.
     let changes: AsyncStream<Void>.Continuation
     var changeStream: AsyncStream<Void>?
@@ -190,11 +193,12 @@ public actor SessionEngine<Payload: Sendable> {
         // Unordered on purpose: this runs on every change, and a store that wants order can sort.
         let snapshot = SessionSnapshot(accounts: Array(next.values), lastSequence: nextSequence)
         do {
-            try persistence.save(snapshot)
+            try persistence.save(snapshot, changes: changes.merging(unsaved: unsavedAccounts, from: next))
         } catch {
             throw .storeFailed("\(error)")
         }
         unsavedAnnouncements = nil
+        unsavedAccounts = []
         let previous = accounts
         accounts = next
         let now = clock.now

@@ -42,6 +42,18 @@ public struct StoredAccount: Sendable, Codable, Hashable {
 public protocol SessionPersistence: Sendable {
     /// Durably replaces the stored state with `snapshot`.
     func save(_ snapshot: SessionSnapshot) throws
+
+    /// Durably replaces the stored state with `snapshot`, which differs from the snapshot this
+    /// persistence saved last only in `changes` (by account id; nil: removed), so that a store
+    /// that writes changes need not compare every account. By default, `save(snapshot)`.
+    func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws
+}
+
+extension SessionPersistence {
+    /// Saves the whole snapshot.
+    public func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
+        try save(snapshot)
+    }
 }
 
 /// Keeps the snapshot in memory only: state is lost when the process ends. For tests, and for a
@@ -59,5 +71,16 @@ public final class MemorySessionPersistence: SessionPersistence {
 
     public func save(_ snapshot: SessionSnapshot) throws {
         stored.withLock { $0 = snapshot }
+    }
+}
+
+extension [String: StoredAccount?] {
+    /// These changes, with each of `unsaved` not among them as it is in `accounts` (nil: gone).
+    func merging(unsaved: Set<String>, from accounts: [String: StoredAccount]) -> [String: StoredAccount?] {
+        var merged = self
+        for id in unsaved where merged.index(forKey: id) == nil {
+            merged.updateValue(accounts[id], forKey: id)
+        }
+        return merged
     }
 }
