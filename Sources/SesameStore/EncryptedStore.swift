@@ -161,14 +161,15 @@ public final class EncryptedStore: SessionPersistence {
     }
 
     public func save(_ snapshot: SessionSnapshot) throws {
-        try save(snapshot, changes: nil)
+        try saveLogged(snapshot, changes: nil)
     }
 
     public func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
-        try save(snapshot, changes: Optional(changes))
+        try saveLogged(snapshot, changes: changes)
     }
 
-    private func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]?) throws {
+    /// Writes, and tells the administrator why a write failed: the caller only learns that it did.
+    private func saveLogged(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]?) throws {
         do {
             try write(snapshot, changes: changes)
         } catch {
