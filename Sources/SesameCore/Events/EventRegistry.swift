@@ -114,11 +114,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Entry(filter: filter, queue: queue)
-            let subscription = Subscription(
-                queue: queue,
-                attach: { [weak self] sink in self?.attach(sink, to: id) ?? false },
-                unregister: { [weak self] in self?.remove(id) }
-            )
+            let subscription = Subscription(queue: queue, registry: self, id: id)
             guard let since, since != current else { return (subscription, .upToDate) }
             // A `since` ahead of us comes from another history (say, a store that was reset).
             guard since < current else { return (subscription, .resync) }
@@ -132,13 +128,13 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         }
     }
 
-    private func remove(_ id: UInt64) {
+    fileprivate func remove(_ id: UInt64) {
         _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
     /// Sends the subscriber's events to `sink` from now on, those still queued first, in order.
     /// False when the subscriber was cut off (its queue full) or is gone.
-    private func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
+    fileprivate func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
         delivering.withLock { _ in
             let queued = state.withLock { state -> [Payload]? in
                 guard state.subscribers[id] != nil, let queued = state.subscribers[id]?.queue.takeAll() else {
@@ -159,8 +155,9 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
 /// Takes a subscriber's events as they are published, instead of its queue: for a subscriber
 /// that can pass each one on without waiting (to its connection's event loop), so no task has
-/// to wake for every event. Events arrive in order, one at a time.
-public protocol EventSink<Payload>: Sendable {
+/// to wake for every event. Events arrive in order, one at a time. A class, so that the
+/// registry keeps a reference and not a 40-byte existential for every subscriber (issue 13).
+public protocol EventSink<Payload>: AnyObject, Sendable {
     /// What an event is, as published.
     associatedtype Payload: Sendable
     /// Takes one event without waiting; false when the subscriber is gone (or was cut off),
@@ -174,24 +171,22 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
     public typealias Element = Payload
 
     private let queue: SubscriberQueue<Payload>
-    private let attachSink: @Sendable (any EventSink<Payload>) -> Bool
-    private let unregister: @Sendable () -> Void
+    /// Where it is registered, as `id`: held weakly, and directly rather than through
+    /// closures, which every idle subscriber would keep (issue 13).
+    private weak let registry: EventRegistry<Payload>?
+    private let id: UInt64
 
-    init(
-        queue: SubscriberQueue<Payload>,
-        attach: @escaping @Sendable (any EventSink<Payload>) -> Bool,
-        unregister: @escaping @Sendable () -> Void
-    ) {
+    init(queue: SubscriberQueue<Payload>, registry: EventRegistry<Payload>, id: UInt64) {
         self.queue = queue
-        self.attachSink = attach
-        self.unregister = unregister
+        self.registry = registry
+        self.id = id
     }
 
     /// Hands every event from now on to `sink`, the ones not yet read first; the subscription
     /// is then no longer read. Throws `SubscriberLagged` if the subscriber was already cut off,
     /// and returns false if it is gone (cancelled).
     public func attach(_ sink: any EventSink<Payload>) throws -> Bool {
-        guard attachSink(sink) else {
+        guard registry?.attach(sink, to: id) ?? false else {
             if queue.isLagged { throw SubscriberLagged(queueLimit: queue.limit) }
             return false
         }
@@ -204,7 +199,7 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
 
     /// Unsubscribes; a read in progress returns nil.
     public func cancel() {
-        unregister()
+        registry?.remove(id)
         queue.cancel()
     }
 

@@ -18,9 +18,23 @@ final class OpenConnections: Sendable {
         case idle
         /// Answering a call with one reply; the task doing it when it is answered off the loop.
         case answering(method: String, task: Task<Void, Never>?)
-        /// Answering a streaming call (`more`), which only ends when cancelled or done; `cancel`
-        /// cancels its task, or ends the stream it goes on through.
-        case streaming(method: String, cancel: @Sendable () -> Void)
+        /// Answering a streaming call (`more`), which only ends when cancelled or done.
+        case streaming(method: String, call: StreamingCall)
+    }
+
+    /// What a streaming call is cancelled through: the task answering it, or, once its handler
+    /// has left it, the stream it goes on through. (Not a closure: every idle subscriber keeps
+    /// one, issue 13.)
+    enum StreamingCall: Sendable {
+        case task(Task<Void, Never>)
+        case stream(VarlinkReplyStream)
+
+        func cancel() {
+            switch self {
+            case .task(let task): task.cancel()
+            case .stream(let stream): stream.cancel()
+            }
+        }
     }
 
     /// What a graceful stop did.
@@ -50,6 +64,7 @@ final class OpenConnections: Sendable {
         var cutOff: [String?] = []
         /// Who waits for every connection and task to end after a stop.
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var methodNames = MethodNames()
 
         /// The waiters to resume, once stopping and nothing is left; none otherwise.
         mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
@@ -122,31 +137,36 @@ final class OpenConnections: Sendable {
             if cutOff { task.cancel() }
             return
         }
-        stream(id, cancel: { task.cancel() })
+        streaming(id, .task(task))
     }
 
-    /// Records how the connection's streaming call is cancelled from now on (its handler has
-    /// left it to a stream); cancelled at once if a stop began meanwhile.
-    func stream(_ id: ID, cancel: @escaping @Sendable () -> Void) {
+    /// Records that the connection's streaming call goes on through `stream`, which its handler
+    /// left it to; ended at once if a stop began meanwhile.
+    func stream(_ id: ID, through stream: VarlinkReplyStream) {
+        streaming(id, .stream(stream))
+    }
+
+    private func streaming(_ id: ID, _ call: StreamingCall) {
         let stopping = state.withLockedValue { state -> Bool in
             switch state.entries[id]?.activity {
             case .answering(let method, _), .streaming(let method, _):
-                state.entries[id]?.activity = .streaming(method: method, cancel: cancel)
+                let method = state.methodNames.shared(method)
+                state.entries[id]?.activity = .streaming(method: method, call: call)
             case .idle, nil:
                 return false
             }
             return state.draining
         }
-        if stopping { cancel() }
+        if stopping { call.cancel() }
     }
 
     /// Cancels the streaming call of a connection whose peer hung up.
     func cancelStreaming(_ id: ID) {
-        let cancel = state.withLockedValue { state -> (@Sendable () -> Void)? in
-            guard case .streaming(_, let cancel) = state.entries[id]?.activity else { return nil }
-            return cancel
+        let call = state.withLockedValue { state -> StreamingCall? in
+            guard case .streaming(_, let call) = state.entries[id]?.activity else { return nil }
+            return call
         }
-        cancel?()
+        call?.cancel()
     }
 
     /// Marks the connection idle after answering. False when the server is stopping: the
@@ -167,12 +187,12 @@ final class OpenConnections: Sendable {
         let (idle, streaming, waiters) = state.withLockedValue { state in
             state.draining = true
             var idle: [any Channel] = []
-            var streaming: [@Sendable () -> Void] = []
+            var streaming: [StreamingCall] = []
             for entry in state.entries.values {
                 switch entry.activity {
                 case .idle: idle.append(entry.channel)
                 case .answering: drained.answering += 1
-                case .streaming(_, let cancel): streaming.append(cancel)
+                case .streaming(_, let call): streaming.append(call)
                 }
             }
             return (idle, streaming, state.takeWaitersIfDone())
@@ -180,7 +200,7 @@ final class OpenConnections: Sendable {
         drained.idle = idle.count
         drained.streaming = streaming.count
         for channel in idle { channel.close(promise: nil) }
-        for cancel in streaming { cancel() }
+        for call in streaming { call.cancel() }
         for waiter in waiters { waiter.resume() }
         return drained
     }
@@ -236,7 +256,22 @@ extension OpenConnections.Activity {
         switch self {
         case .idle: break
         case .answering(_, let task): task?.cancel()
-        case .streaming(_, let cancel): cancel()
+        case .streaming(_, let call): call.cancel()
         }
+    }
+}
+
+/// The names of the streaming methods called so far, so that every live streaming call keeps
+/// one shared copy of its method's name instead of its own (issue 13: 64 bytes per idle
+/// subscriber). Bounded, since a peer picks the names: past `limit` a name is kept as it is.
+private struct MethodNames {
+    static let limit = 64
+    private var names: Set<String> = []
+
+    /// `name`, as the copy already kept if there is one.
+    mutating func shared(_ name: String) -> String {
+        if let index = names.firstIndex(of: name) { return names[index] }
+        if names.count < Self.limit { names.insert(name) }
+        return name
     }
 }

@@ -2,6 +2,27 @@ import NIOCore
 
 /// What a connection handler keeps track of between calls.
 extension VarlinkConnectionHandler {
+    /// What every connection of a server uses, held once for all of them.
+    final class Shared: Sendable {
+        let answerer: CallAnswerer
+        let connections: OpenConnections
+        let gate: (any VarlinkConnectionGate)?
+        let largeMessages = LargeMessageLane()
+        let maximumMessageSize: Int
+
+        init(
+            answerer: CallAnswerer,
+            connections: OpenConnections,
+            gate: (any VarlinkConnectionGate)?,
+            maximumMessageSize: Int
+        ) {
+            self.answerer = answerer
+            self.connections = connections
+            self.gate = gate
+            self.maximumMessageSize = maximumMessageSize
+        }
+    }
+
     /// What came in, in order: a message, the framing's verdict on the stream, or its end.
     enum Inbound {
         case message(ByteBuffer)
@@ -23,5 +44,93 @@ extension VarlinkConnectionHandler {
         case yielding
         /// The connection closes once what was written has been sent.
         case ending
+    }
+
+    /// What arrived and waits to be served, in order. The first is held in place and a queue
+    /// is made only for more, and let go of once empty: a connection that sends one call at a
+    /// time, as most do, never has one (issue 13: 0.1 KiB per idle subscriber).
+    struct InboundQueue {
+        private var first: Inbound?
+        private var rest: CircularBuffer<Inbound>?
+        /// The bytes of the messages waiting.
+        private(set) var messageBytes = 0
+
+        var isEmpty: Bool { first == nil }
+
+        mutating func append(_ inbound: Inbound) {
+            if case .message(let frame) = inbound { messageBytes += frame.readableBytes }
+            guard first != nil else {
+                first = inbound
+                return
+            }
+            if rest == nil { rest = CircularBuffer(initialCapacity: 4) }
+            rest?.append(inbound)
+        }
+
+        mutating func popFirst() -> Inbound? {
+            guard let next = first else { return nil }
+            first = rest?.popFirst()
+            if rest?.isEmpty == true { rest = nil }
+            if case .message(let frame) = next { messageBytes -= frame.readableBytes }
+            return next
+        }
+
+        mutating func removeAll() {
+            self = InboundQueue()
+        }
+    }
+
+    /// Splits the connection's byte stream into messages as it arrives, for the queue: here
+    /// rather than in a `ByteToMessageHandler` in front, whose buffers and context cost every
+    /// idle subscriber 0.4 KiB (issue 13).
+    struct MessageSplitter {
+        private var decoder: VarlinkFrameDecoder
+        /// The start of a message still arriving, if any.
+        private var unfinished: ByteBuffer?
+        /// The stream could not be split: what arrives from now on is dropped, and the failure
+        /// is answered in its turn, after the calls before it.
+        private var failed = false
+
+        init(maximumMessageSize: Int) {
+            decoder = VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize)
+        }
+
+        /// Adds `bytes` to what arrived, queueing each message it completes (or the failure).
+        mutating func split(_ bytes: ByteBuffer, into queue: inout InboundQueue) {
+            guard !failed else { return }
+            var bytes = bytes
+            if var earlier = unfinished {
+                unfinished = nil  // so that `earlier` is the only reference and grows in place
+                earlier.discardReadBytes()
+                earlier.writeBuffer(&bytes)
+                bytes = earlier
+            }
+            do {
+                while let message = try decoder.nextMessage(in: &bytes) {
+                    queue.append(.message(message))
+                }
+                if bytes.readableBytes > 0 { unfinished = bytes }
+            } catch {
+                failed = true
+                queue.append(.framingFailed(error))
+            }
+        }
+
+        /// The peer sent all it will: a message it did not finish is queued as a failure.
+        mutating func endOfInput(into queue: inout InboundQueue) {
+            guard let size = discardUnfinished(), !failed else { return }
+            failed = true
+            queue.append(.framingFailed(.truncatedMessage(bytes: size)))
+        }
+
+        /// The bytes held for the message still arriving (its buffer's capacity): what a peer
+        /// that keeps half a message pending makes this connection keep.
+        var heldBytes: Int { unfinished?.capacity ?? 0 }
+
+        /// Forgets the message still arriving; its size so far, if there was one.
+        mutating func discardUnfinished() -> Int? {
+            defer { unfinished = nil }
+            return unfinished?.readableBytes
+        }
     }
 }

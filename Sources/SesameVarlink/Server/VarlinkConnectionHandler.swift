@@ -8,16 +8,21 @@ import NIOCore
 /// pool, and the calls behind it wait. While a call is off the loop, or the peer is not reading
 /// its replies, the connection asks for nothing more to be read: what piles up here is bounded
 /// by what NIO reads in one turn (and, at the peer's end of input, by its socket buffer).
+///
+/// Every idle subscriber keeps one, so it is kept small (issue 13): it splits the byte stream
+/// into messages itself, with no `ByteToMessageHandler` in front (whose buffers and context
+/// cost 0.4 KiB), and what all of a server's connections share is held once (`Shared`).
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let answerer: CallAnswerer
-    private let connections: OpenConnections
-    private let largeMessages: LargeMessageLane
+    private let shared: Shared
+    private var answerer: CallAnswerer { shared.answerer }
+    private var connections: OpenConnections { shared.connections }
     private let id: OpenConnections.ID
     private let peer: PeerCredentials
+    private var splitter: MessageSplitter
 
     private var phase = Phase.ready
     /// The call off the loop is a streaming one: reading goes on meanwhile (within
@@ -25,13 +30,13 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var streaming = false
     /// The peer has shut down its sending side.
     private var inputClosed = false
-    /// The stream the current streaming call goes on through, once its handler left it.
+    /// The stream the current streaming call goes on through, once its handler left it, and
+    /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).
     private var continuingStream: VarlinkReplyStream?
+    private var continuingOneway = false
     /// What arrived while a call was being answered; bounded, since no read is asked for until
     /// the queue is empty again (see the type's comment).
-    private var waiting = CircularBuffer<Inbound>(initialCapacity: 4)  // most hold one; 16 cost 0.3 KiB each
-    /// The bytes of the messages in `waiting`.
-    private var waitingBytes = 0
+    private var waiting = InboundQueue()
     /// A read was asked for while the connection was not ready; made when it is.
     private var readDeferred = false
     private var needsFlush = false
@@ -40,25 +45,16 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// The newest write, so that closing waits for everything written before it.
     private var lastWrite: EventLoopFuture<Void>?
 
-    init(
-        answerer: CallAnswerer,
-        connections: OpenConnections,
-        largeMessages: LargeMessageLane,
-        id: OpenConnections.ID,
-        peer: PeerCredentials
-    ) {
-        self.answerer = answerer
-        self.connections = connections
-        self.largeMessages = largeMessages
+    init(shared: Shared, id: OpenConnections.ID, peer: PeerCredentials) {
+        self.shared = shared
+        self.splitter = MessageSplitter(maximumMessageSize: shared.maximumMessageSize)
         self.id = id
         self.peer = peer
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reading = true
-        let frame = unwrapInboundIn(data)
-        waitingBytes += frame.readableBytes
-        waiting.append(.message(frame))
+        splitter.split(unwrapInboundIn(data), into: &waiting)
         serveWaiting(context: context)
     }
 
@@ -68,25 +64,22 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let error = error as? VarlinkFramingError {
-            waiting.append(.framingFailed(error))
-            serveWaiting(context: context)
-        } else if let error = error as? ByteToMessageDecoderError, case .dataReceivedInErrorState = error {
-            // What arrives after a framing failure: the failure is answered in its turn, after
-            // the calls before it, and the connection ends then.
-        } else {
-            answerer.log(.debug, "connection failed", peer: peer, metadata: ["error": "\(error)"])
-            context.close(promise: nil)
-        }
+        answerer.log(.debug, "connection failed", peer: peer, metadata: ["error": "\(error)"])
+        context.close(promise: nil)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let ended = event as? VarlinkReplyStream.Ended {
+            if ended.stream === continuingStream { streamEnded(ended.ending, context: context) }
+            return
+        }
         guard case .inputClosed = event as? ChannelEvent else {
             context.fireUserInboundEventTriggered(event)
             return
         }
         // The peer sent all it will: what it sent is still answered, then the connection ends;
         // a streaming call, which has no end of its own, ends now.
+        splitter.endOfInput(into: &waiting)
         inputClosed = true
         continuingStream?.hangUp()
         if streaming { connections.cancelStreaming(id) }
@@ -108,8 +101,22 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         continuingStream?.hangUp()
         connections.cancelStreaming(id)
         waiting.removeAll()
-        waitingBytes = 0
+        if let unfinished = splitter.discardUnfinished() { logTruncated(bytes: unfinished) }
         context.fireChannelInactive()
+    }
+
+    /// The channel has closed and its pipeline is gone: called once, as the close completes.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        connectionEnded()
+    }
+
+    /// Lets go of what the connection held: its place among the open connections and the
+    /// gate's slot. (Here rather than in a callback on the channel's close, which every idle
+    /// subscriber would keep, issue 13.)
+    func connectionEnded() {
+        connections.remove(id)
+        shared.gate?.release(peer)
+        answerer.log(.debug, "connection closed", peer: peer)
     }
 
     func read(context: ChannelHandlerContext) {
@@ -125,7 +132,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var mayRead: Bool {
         switch phase {
         case .ready: waiting.isEmpty
-        case .offLoop: streaming && waitingBytes < Self.streamingReadLimit
+        case .offLoop: streaming && waiting.messageBytes < Self.streamingReadLimit
         case .waitingForPeer, .yielding, .ending: false
         }
     }
@@ -147,9 +154,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         var served = 0
         while case .ready = phase, let next = waiting.popFirst() {
             switch next {
-            case .message(let frame):
-                waitingBytes -= frame.readableBytes
-                serve(frame, context: context)
+            case .message(let frame): serve(frame, context: context)
             case .framingFailed(let error): framingFailed(error, context: context)
             case .inputClosed: end(context: context)
             }
@@ -248,7 +253,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         with answer: CallAnswerer.Answer,
         context: ChannelHandlerContext
     ) {
-        guard case .offLoop = phase else { return }
+        guard case .offLoop = phase else {
+            // The connection is ending: nobody is left to read what the stream would send.
+            if case .continuing(let stream) = answer { stream.hangUp() }
+            return
+        }
         switch answer {
         case .reply(let reply):
             phase = .ready
@@ -259,30 +268,24 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             callAbandoned(context: context)
         case .continuing(let stream):
             // The call goes on through the stream, still off the loop, with no task; reading
-            // goes on meanwhile, as behind any streaming call.
-            let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            // Only what ending needs is kept, not the call: every live subscription holds this.
-            stream.whenEnded { [eventLoop = context.eventLoop, oneway = call.oneway] ending in
-                eventLoop.execute {
-                    let (handler, context) = handler.value
-                    handler.streamEnded(oneway: oneway, ending, error: stream.errorWhenBehind, context: context)
-                }
-            }
+            // goes on meanwhile, as behind any streaming call. Its end comes back as `Ended`.
             continuingStream = stream
-            connections.stream(id, cancel: { stream.cancel() })
-            // The peer hung up while the handler was still handing its call over.
-            if inputClosed { stream.hangUp() }
-            readIfDeferred(context: context)
+            continuingOneway = call.oneway
+            connections.stream(id, through: stream)
+            // The peer hung up, or the connection closed, while the handler was handing its
+            // call over.
+            if inputClosed || !context.channel.isActive { stream.hangUp() }
+            if let ending = stream.ending {
+                streamEnded(ending, context: context)
+            } else {
+                readIfDeferred(context: context)
+            }
         }
     }
 
-    private func streamEnded(
-        oneway: Bool,
-        _ ending: VarlinkReplyStream.Ending,
-        error: VarlinkError,
-        context: ChannelHandlerContext
-    ) {
-        guard case .offLoop = phase else { return }
+    /// The stream of the current streaming call ended: the call is over.
+    private func streamEnded(_ ending: VarlinkReplyStream.Ending, context: ChannelHandlerContext) {
+        guard case .offLoop = phase, let stream = continuingStream else { return }
         continuingStream = nil
         guard case .fellBehind = ending else {
             callAbandoned(context: context)
@@ -290,7 +293,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         phase = .ready
         streaming = false
-        replied(oneway: oneway, with: error.frame(), context: context)
+        replied(oneway: continuingOneway, with: stream.errorWhenBehind.frame(), context: context)
         serveWaiting(context: context)
     }
 
@@ -312,7 +315,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func parseOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         phase = .offLoop
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let largeMessages = self.largeMessages
+        let largeMessages = shared.largeMessages
         _ = connections.startTask { [eventLoop = context.eventLoop] in
             let parsed = await largeMessages.parse(frame)
             eventLoop.execute {
@@ -361,9 +364,13 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             )
             end(answering: .messageTooLarge(limit: limit), context: context)
         case .truncatedMessage(let bytes):
-            answerer.log(.debug, "peer closed in the middle of a message", peer: peer, metadata: ["bytes": "\(bytes)"])
+            logTruncated(bytes: bytes)
             end(context: context)
         }
+    }
+
+    private func logTruncated(bytes: Int) {
+        answerer.log(.debug, "peer closed in the middle of a message", peer: peer, metadata: ["bytes": "\(bytes)"])
     }
 
     /// Closes the connection once everything written has been sent.
@@ -371,7 +378,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         guard !isEnding else { return }
         phase = .ending
         waiting.removeAll()
-        waitingBytes = 0
+        _ = splitter.discardUnfinished()
         flushIfNeeded(context: context)
         let channel = context.channel
         if let lastWrite {

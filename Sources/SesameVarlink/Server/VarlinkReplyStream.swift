@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// The intermediate replies of one streaming call, sent from any thread without waiting: each
 /// is handed to the connection's event loop, which writes every reply handed to it since it
@@ -8,7 +9,9 @@ import NIOCore
 /// reply cost more than the write. Its handler returns `VarlinkReply.continuing(on:)` and the
 /// call goes on with no task until the stream ends: the peer hangs up, the server stops, or
 /// the peer reads nothing while more than `limit` replies pile up behind its socket, which
-/// ends the call with `errorWhenBehind`.
+/// ends the call with `errorWhenBehind`. Every idle subscriber keeps one, so it holds no more
+/// than it must (issue 13): its connection's handler ends it when the channel closes, and
+/// learns of its end through the channel's pipeline (`Ended`), not through a callback.
 public final class VarlinkReplyStream: Sendable {
     /// Why a stream ended.
     public enum Ending: Sendable, Equatable {
@@ -20,9 +23,17 @@ public final class VarlinkReplyStream: Sendable {
         case fellBehind
     }
 
+    /// Sent up the connection's pipeline, on its loop, once the stream has ended.
+    struct Ended: Sendable {
+        let stream: VarlinkReplyStream
+        let ending: Ending
+    }
+
     private struct State {
         var ending: Ending?
-        var whenEnded: [@Sendable (Ending) -> Void] = []
+        /// Who is told of the end: most streams have one, kept in place, and rarely more.
+        var whenEnded: (@Sendable (Ending) -> Void)?
+        var moreWhenEnded: [@Sendable (Ending) -> Void] = []
         /// Replies written while the peer was not reading (its connection over the high-water
         /// mark); reset once it reads again. Touched on the event loop only.
         var behind = 0
@@ -35,22 +46,30 @@ public final class VarlinkReplyStream: Sendable {
     /// The call's final reply when the peer fell behind.
     let errorWhenBehind: VarlinkError
     private let batch: ReplyBatch
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     init(channel: any Channel, limit: Int, errorWhenBehind: VarlinkError) {
         self.channel = channel
         self.limit = limit
         self.errorWhenBehind = errorWhenBehind
         self.batch = ReplyBatch.forLoop(channel.eventLoop)
-        channel.closeFuture.whenComplete { [weak self] _ in self?.end(.gone) }
+    }
+
+    /// How the stream ended; nil while it goes on.
+    var ending: Ending? {
+        state.withLock { $0.ending }
     }
 
     /// Runs `body` once the stream has ended (at once if it has), with why: where a handler
     /// that left its call to the stream lets go of what the call held.
     public func whenEnded(_ body: @escaping @Sendable (Ending) -> Void) {
-        let ended = state.withLockedValue { state -> Ending? in
+        let ended = state.withLock { state -> Ending? in
             if let ending = state.ending { return ending }
-            state.whenEnded.append(body)
+            if state.whenEnded == nil {
+                state.whenEnded = body
+            } else {
+                state.moreWhenEnded.append(body)
+            }
             return nil
         }
         if let ended { body(ended) }
@@ -61,7 +80,8 @@ public final class VarlinkReplyStream: Sendable {
         end(.cancelled)
     }
 
-    /// Ends the stream: the peer hung up (closed, or shut down its sending side).
+    /// Ends the stream: the peer hung up (closed, or shut down its sending side), or the
+    /// connection closed.
     func hangUp() {
         end(.gone)
     }
@@ -69,7 +89,7 @@ public final class VarlinkReplyStream: Sendable {
     /// Hands `reply`, framed as an intermediate reply, to the connection's loop; false once the
     /// stream has ended.
     public func send(_ reply: VarlinkReply) -> Bool {
-        let open = state.withLockedValue { state in
+        let open = state.withLock { state in
             guard state.ending == nil else { return false }
             state.queued += 1
             return true
@@ -83,7 +103,7 @@ public final class VarlinkReplyStream: Sendable {
     /// queued: one pass through the pipeline for a connection with one reply in the batch.
     fileprivate func writeOnLoop(_ frame: ByteBuffer) {
         let writable = channel.isWritable
-        let (write, last, fellBehind) = state.withLockedValue { state -> (Bool, Bool, Bool) in
+        let (write, last, fellBehind) = state.withLock { state -> (Bool, Bool, Bool) in
             state.queued -= 1
             guard state.ending == nil else { return (false, state.queued == 0, false) }
             state.behind = writable ? 0 : state.behind + 1
@@ -107,13 +127,20 @@ public final class VarlinkReplyStream: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let callbacks = state.withLockedValue { state -> [@Sendable (Ending) -> Void] in
-            guard state.ending == nil else { return [] }
+        let callbacks = state.withLock { state -> [@Sendable (Ending) -> Void]? in
+            guard state.ending == nil else { return nil }
             state.ending = ending
-            defer { state.whenEnded = [] }
-            return state.whenEnded
+            defer {
+                state.whenEnded = nil
+                state.moreWhenEnded = []
+            }
+            return (state.whenEnded.map { [$0] } ?? []) + state.moreWhenEnded
         }
+        guard let callbacks else { return }
         for callback in callbacks { callback(ending) }
+        // Always a turn later, never from inside the handler's own event.
+        let (channel, ended) = (self.channel, Ended(stream: self, ending: ending))
+        channel.eventLoop.execute { channel.pipeline.fireUserInboundEventTriggered(ended) }
     }
 }
 

@@ -183,13 +183,25 @@ public final class VarlinkServer: Sendable {
 /// What each accepted connection is given before it is read: the peer's credentials, the
 /// gate's verdict, its place among the open connections, and its handlers.
 private struct ConnectionSetUp: Sendable {
-    let answerer: CallAnswerer
-    let connections: OpenConnections
-    let gate: (any VarlinkConnectionGate)?
-    let maximumMessageSize: Int
-    let largeMessages = LargeMessageLane()
+    let shared: VarlinkConnectionHandler.Shared
     /// Refused connections still open while the peer reads its answer.
     let lingering = NIOLockedValueBox(0)
+
+    private var answerer: CallAnswerer { shared.answerer }
+
+    init(
+        answerer: CallAnswerer,
+        connections: OpenConnections,
+        gate: (any VarlinkConnectionGate)?,
+        maximumMessageSize: Int
+    ) {
+        shared = VarlinkConnectionHandler.Shared(
+            answerer: answerer,
+            connections: connections,
+            gate: gate,
+            maximumMessageSize: maximumMessageSize
+        )
+    }
 
     /// Runs on the connection's event loop as it is accepted.
     func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
@@ -208,7 +220,7 @@ private struct ConnectionSetUp: Sendable {
 
     private func serve(_ channel: any Channel, peer: PeerCredentials) throws {
         answerer.log(.debug, "connection opened", peer: peer)
-        if let gate, let refusal = gate.admit(peer) {
+        if let gate = shared.gate, let refusal = gate.admit(peer) {
             answerer.log(.debug, "connection refused", peer: peer, metadata: ["error": "\(refusal.name)"])
             let lingers = lingering.withLockedValue { count in
                 guard count < RefusedConnectionHandler.maximumLingering else { return false }
@@ -222,27 +234,18 @@ private struct ConnectionSetUp: Sendable {
             try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(refusal: refusal, lingers: lingers))
             return
         }
-        guard let id = connections.register(channel) else {
+        guard let id = shared.connections.register(channel) else {
             answerer.log(.debug, "connection closed: the server is stopping", peer: peer)
-            gate?.release(peer)
+            shared.gate?.release(peer)
             return
         }
-        let (connections, gate, answerer) = (self.connections, self.gate, self.answerer)
-        channel.closeFuture.whenComplete { _ in
-            connections.remove(id)
-            gate?.release(peer)
-            answerer.log(.debug, "connection closed", peer: peer)
+        let handler = VarlinkConnectionHandler(shared: shared, id: id, peer: peer)
+        do {
+            try channel.pipeline.syncOperations.addHandler(handler)
+        } catch {
+            handler.connectionEnded()
+            throw error
         }
-        try channel.pipeline.syncOperations.addHandlers(
-            ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize)),
-            VarlinkConnectionHandler(
-                answerer: answerer,
-                connections: connections,
-                largeMessages: largeMessages,
-                id: id,
-                peer: peer
-            )
-        )
     }
 }
 

@@ -32,6 +32,11 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     }
 
     public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
+        try nextMessage(in: &buffer)
+    }
+
+    /// The next whole message in `buffer` (read from it), or nil when none has fully arrived.
+    mutating func nextMessage(in buffer: inout ByteBuffer) throws(VarlinkFramingError) -> ByteBuffer? {
         // memchr over the raw bytes: a generic walk of the buffer's view cost ~0.1 s per MiB
         // in a debug build, on the thread every connection shares.
         let scannedBefore = scanned
