@@ -54,8 +54,12 @@ final class CallAnswerer: Sendable {
             }
             let reply = try await interface.handle(call, context: context)
             if let stream = reply.continuesOn {
-                // Only a streaming call can go on without its handler.
-                guard call.more else { throw MisusedStream() }
+                // Only a streaming call can go on without its handler; a stream nobody reads
+                // from now on is ended here, so what waits for its end lets go.
+                guard call.more else {
+                    stream.cancel()
+                    throw MisusedStream()
+                }
                 return .continuing(stream)
             }
             return .reply(reply.frame(continues: false))

@@ -35,6 +35,11 @@ final class OpenConnections: Sendable {
             case .stream(let stream): stream.cancel()
             }
         }
+
+        var isStream: Bool {
+            if case .stream = self { return true }
+            return false
+        }
     }
 
     /// What a graceful stop did.
@@ -150,7 +155,9 @@ final class OpenConnections: Sendable {
         let stopping = state.withLockedValue { state -> Bool in
             switch state.entries[id]?.activity {
             case .answering(let method, _), .streaming(let method, _):
-                let method = state.methodNames.shared(method)
+                // A call left to a stream was taken by its interface, so its name is one of
+                // theirs (a task's call may name anything, and lasts no longer than the task).
+                let method = call.isStream ? state.methodNames.shared(method) : method
                 state.entries[id]?.activity = .streaming(method: method, call: call)
             case .idle, nil:
                 return false
@@ -261,17 +268,19 @@ extension OpenConnections.Activity {
     }
 }
 
-/// The names of the streaming methods called so far, so that every live streaming call keeps
-/// one shared copy of its method's name instead of its own (issue 13: 64 bytes per idle
-/// subscriber). Bounded, since a peer picks the names: past `limit` a name is kept as it is.
+/// The names of the methods whose calls went on through a stream, so that every live streaming
+/// call keeps one shared copy of its method's name instead of its own (issue 13: 64 bytes per
+/// idle subscriber). Only names an interface took are offered, and the table is bounded all
+/// the same (`limit` names of at most `longest` bytes): past that a name is kept as it is.
 private struct MethodNames {
     static let limit = 64
+    static let longest = 256
     private var names: Set<String> = []
 
     /// `name`, as the copy already kept if there is one.
     mutating func shared(_ name: String) -> String {
         if let index = names.firstIndex(of: name) { return names[index] }
-        if names.count < Self.limit { names.insert(name) }
+        if names.count < Self.limit, name.utf8.count <= Self.longest { names.insert(name) }
         return name
     }
 }

@@ -129,7 +129,11 @@ extension VarlinkConnectionHandler {
 
         /// Forgets the message still arriving; its size so far, if there was one.
         mutating func discardUnfinished() -> Int? {
-            defer { unfinished = nil }
+            defer {
+                unfinished = nil
+                // Its scan position belongs to the message dropped.
+                decoder = VarlinkFrameDecoder(maximumMessageSize: decoder.maximumMessageSize)
+            }
             return unfinished?.readableBytes
         }
     }

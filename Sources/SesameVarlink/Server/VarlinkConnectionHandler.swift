@@ -254,7 +254,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         context: ChannelHandlerContext
     ) {
         guard case .offLoop = phase else {
-            // The connection is ending: nobody is left to read what the stream would send.
+            // Not expected (nothing ends a connection while its call is off the loop), but a
+            // stream nobody reads must still end, so that what waits for its end lets go.
             if case .continuing(let stream) = answer { stream.hangUp() }
             return
         }

@@ -83,7 +83,9 @@ public struct VarlinkCallContext: Sendable {
     /// (`VarlinkReplyStream`), for a call that sends many: the call ends with `error` if the
     /// peer falls more than `limit` replies behind. Nil for an in-process call or one that is
     /// not streaming, which sends with `send`. Returns once every reply sent with `send` has
-    /// been written, so that the stream's replies come after them.
+    /// been written, so that the stream's replies come after them. The handler returns the
+    /// stream with `VarlinkReply.continuing(on:)`, or cancels it: only a stream handed back is
+    /// ended when the peer goes.
     public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) async -> VarlinkReplyStream? {
         guard streaming, case .connection(let writer) = outbound else { return nil }
         // A reply sent with `send` is written by a task of its own on the loop, and the

@@ -9,9 +9,11 @@ import Synchronization
 /// reply cost more than the write. Its handler returns `VarlinkReply.continuing(on:)` and the
 /// call goes on with no task until the stream ends: the peer hangs up, the server stops, or
 /// the peer reads nothing while more than `limit` replies pile up behind its socket, which
-/// ends the call with `errorWhenBehind`. Every idle subscriber keeps one, so it holds no more
-/// than it must (issue 13): its connection's handler ends it when the channel closes, and
-/// learns of its end through the channel's pipeline (`Ended`), not through a callback.
+/// ends the call with `errorWhenBehind`. A handler that takes a stream must return it so (or
+/// `cancel` it): only then does the connection's handler know of it, and end it when the
+/// channel closes. Every idle subscriber keeps one, so it holds no more than it must (issue 13):
+/// no callback on the channel's close, and its end reaches the connection's handler through
+/// the channel's pipeline (`Ended`).
 public final class VarlinkReplyStream: Sendable {
     /// Why a stream ended.
     public enum Ending: Sendable, Equatable {
