@@ -23,12 +23,13 @@ struct AccountsInterface: VarlinkInterface {
     func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
         switch AccountsContract.Method(rawValue: call.methodName) {
         case .list: return try list(Caller(peer: context.peer, trust: trust))
+        // Their one parameter is read without a decoder: these are the calls made most.
         case .get:
-            return try get(call.decodeParameters(AccountParameters.self), Caller(peer: context.peer, trust: trust))
+            let request = AccountParameters(account: try call.stringParameter("account"))
+            return try get(request, Caller(peer: context.peer, trust: trust))
         case .getToken:
-            let request = try call.decodeParameters(AccountParameters.self)
             let account = try engine.account(
-                request.account,
+                try call.stringParameter("account"),
                 for: Caller(peer: context.peer, trust: trust),
                 requiring: .use
             )
