@@ -170,6 +170,23 @@ private final class CollectingSink: EventSink, Sendable {
         #expect(sink.received.withLock { $0 } == [1, 3, 4, 6])
     }
 
+    /// Attached subscribers leave in any order (the first, one whose place another took, the
+    /// last), and the event after that reaches exactly those still there.
+    @Test func attachedSubscribersLeaveInAnyOrder() throws {
+        let registry = registry(queueLimit: 64)
+        let subscriptions = (0..<6).map { _ in registry.subscribe(filter: EventFilter(), since: nil, current: 0).0 }
+        let sinks = subscriptions.map { _ in CollectingSink() }
+        for (subscription, sink) in zip(subscriptions, sinks) { #expect(try subscription.attach(sink)) }
+        for leaving in [1, 5, 0, 3] {
+            subscriptions[leaving].cancel()
+            registry.publish(event(UInt64(leaving) + 1))
+        }
+        #expect(registry.subscriberCount == 2)
+        registry.publish(event(10))
+        let received = sinks.map { sink in sink.received.withLock { $0 } }
+        #expect(received == [[2, 6], [], [2, 6, 1, 4, 10], [2, 6, 1], [2, 6, 1, 4, 10], [2]])
+    }
+
     /// A sink that says it is gone is unsubscribed; one attached after its queue overflowed
     /// learns that it was cut off.
     @Test func aGoneSinkIsUnsubscribedAndALaggedSubscriberCannotAttach() throws {

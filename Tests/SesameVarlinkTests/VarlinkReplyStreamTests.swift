@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
 import Testing
 
 @testable import SesameVarlink
@@ -15,6 +18,8 @@ private struct FeedingInterface: VarlinkInterface {
 
         """
     let endings: AsyncStream<VarlinkReplyStream.Ending>.Continuation
+    /// Where the last stream is watched from, without keeping it.
+    var watch: StreamWatch? = nil
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         struct Count: Decodable { var n: Int }
@@ -28,29 +33,28 @@ private struct FeedingInterface: VarlinkInterface {
         for i in 0..<n { #expect(stream.send(try VarlinkReply(["i": i]))) }
         let endings = self.endings
         stream.whenEnded { endings.yield($0) }
+        watch?.watch(stream)
         return .continuing(on: stream)
     }
+}
+
+/// Holds a stream weakly, to see that it is released.
+private final class StreamWatch: Sendable {
+    private struct Weak { weak var stream: VarlinkReplyStream? }
+    private let watched = Mutex(Weak())
+
+    func watch(_ stream: VarlinkReplyStream) { watched.withLock { $0.stream = stream } }
+    var isReleased: Bool { watched.withLock { $0.stream == nil } }
 }
 
 @Suite struct VarlinkReplyStreamTests {
     /// A call left to its stream goes on with no handler: its replies arrive in order, and it
     /// ends when the peer hangs up, or, cancelled, when the server stops.
     @Test func aCallLeftToItsStreamGoesOnUntilTheHangUpOrTheStop() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
-        let path = directory.appendingPathComponent("test.socket").path
-        defer { try? FileManager.default.removeItem(at: directory) }
         let (endings, ended) = AsyncStream<VarlinkReplyStream.Ending>.makeStream()
         var reported = endings.makeAsyncIterator()
-        let server = try await VarlinkServer.bind(
-            .path(path, mode: 0o600),
-            configuration: .init(
-                info: .init(vendor: "Test", product: "test", version: "1", url: ""),
-                protocolInterface: "test.Protocol"
-            ),
-            interfaces: [FeedingInterface(endings: ended)],
-            logger: Logger(label: "test")
-        )
-        let running = Task { try await server.run() }
+        let test = try await TestServer.start([FeedingInterface(endings: ended)])
+        let (server, path) = (test.server, test.path)
 
         let leaving = try await VarlinkClient.connect(unixSocketPath: path)
         var received: [JSONValue?] = []
@@ -68,7 +72,33 @@ private struct FeedingInterface: VarlinkInterface {
         server.shutdown()
         #expect(await reported.next() == .cancelled)
         while let _ = try? await replies.next() {}
-        try await running.value
+        try await test.stopped()
         for client in [leaving, staying] { await client.close() }
+    }
+
+    /// A stream its connection's handler took over writes through the handler's place in the
+    /// pipeline, and lets go of it once the connection has closed: neither outlives the peer.
+    @Test func aStreamIsReleasedWithItsConnection() async throws {
+        let (endings, ended) = AsyncStream<VarlinkReplyStream.Ending>.makeStream()
+        var reported = endings.makeAsyncIterator()
+        let watch = StreamWatch()
+        let test = try await TestServer.start([FeedingInterface(endings: ended, watch: watch)])
+        let (server, path) = (test.server, test.path)
+
+        let client = try await VarlinkClient.connect(unixSocketPath: path)
+        for try await reply in try await client.stream("org.example.feed.Feed", parameters: ["n": 1]) {
+            #expect(reply.parameters["i"] == 0)
+            break
+        }
+        #expect(await reported.next() == .gone)
+        // The closed channel's handlers are removed on its loop after it went inactive: a few
+        // turns of every loop, not a wait on the clock.
+        for _ in 0..<8 where !watch.isReleased {
+            for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() { try await loop.submit {}.get() }
+        }
+        #expect(watch.isReleased)
+        server.shutdown()
+        try await test.stopped()
+        await client.close()
     }
 }

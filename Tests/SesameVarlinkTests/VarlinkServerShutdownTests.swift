@@ -35,21 +35,10 @@ private struct GatedInterface: VarlinkInterface {
 
 @Suite struct VarlinkServerShutdownTests {
     @Test func shutdownLetsTheCallBeingAnsweredFinishAndEndsEverythingElse() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
-        let path = directory.appendingPathComponent("test.socket").path
-        defer { try? FileManager.default.removeItem(at: directory) }
         let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
         let (gate, opening) = AsyncStream<Void>.makeStream()
-        let server = try await VarlinkServer.bind(
-            .path(path, mode: 0o600),
-            configuration: .init(
-                info: .init(vendor: "Test", product: "test", version: "1", url: ""),
-                protocolInterface: "test.Protocol"
-            ),
-            interfaces: [GatedInterface(entered: enteredContinuation, gate: gate)],
-            logger: Logger(label: "test")
-        )
-        let running = Task { try await server.run() }
+        let test = try await TestServer.start([GatedInterface(entered: enteredContinuation, gate: gate)])
+        let (server, path) = (test.server, test.path)
 
         let idle = try await VarlinkClient.connect(unixSocketPath: path)
         _ = try await idle.call("org.varlink.service.GetInfo")
@@ -68,7 +57,7 @@ private struct GatedInterface: VarlinkInterface {
         }
         opening.yield()
         #expect(try await answer.value.parameters["done"] == true)
-        try await running.value
+        try await test.stopped()
         #expect(!FileManager.default.fileExists(atPath: path), "the socket is gone once the server stopped")
         await #expect(throws: VarlinkClientError.connectionClosed) {
             try await busy.call("org.varlink.service.GetInfo")

@@ -15,18 +15,72 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         case resync
     }
 
-    private struct Entry: Sendable {
+    /// A subscriber read through its queue.
+    private struct Queued: Sendable {
         var filter: EventFilter
         var queue: SubscriberQueue<Payload>
-        /// Where events go once the subscriber took them directly (`Subscription.attach`).
-        var sink: (any EventSink<Payload>)?
+    }
+
+    /// A subscriber that takes its events directly (`Subscription.attach`). A class, so that a
+    /// publish hands events out over a list of references, with no copying of the entries and
+    /// no generic work per subscriber beyond the filter and the sink (issue 13).
+    private final class Attached: Sendable {
+        let id: UInt64
+        let filter: EventFilter
+        let sink: any EventSink<Payload>
+
+        init(id: UInt64, filter: EventFilter, sink: any EventSink<Payload>) {
+            self.id = id
+            self.filter = filter
+            self.sink = sink
+        }
     }
 
     private struct State {
-        var subscribers: [UInt64: Entry] = [:]
+        var queued: [UInt64: Queued] = [:]
+        /// The attached subscribers, in no order, and where each one is among them: a publish
+        /// takes the list as it is (copy-on-write) and goes through it without the lock.
+        var attached: ContiguousArray<Attached> = []
+        var attachedIndex: [UInt64: Int] = [:]
         var nextID: UInt64 = 0
         var history: [(event: AuthEvent, payload: Payload)] = []
         var historyHead = 0
+
+        mutating func remove(_ id: UInt64) {
+            if queued.removeValue(forKey: id) != nil { return }
+            guard let index = attachedIndex.removeValue(forKey: id) else { return }
+            let last = attached.removeLast()
+            guard index < attached.count else { return }
+            attached[index] = last
+            attachedIndex[last.id] = index
+        }
+
+        mutating func remember(_ event: AuthEvent, _ payload: Payload, limit: Int) {
+            guard limit > 0 else { return }
+            history.append((event, payload))
+            if history.count - historyHead > limit { historyHead += 1 }
+            if historyHead > 1024 && historyHead * 2 > history.count {
+                history.removeFirst(historyHead)
+                historyHead = 0
+            }
+        }
+
+        /// Queues `payload` for every queued subscriber `event` matches; those whose queue is
+        /// full or closed are removed. Returns how many were cut off for being full.
+        mutating func queue(_ event: AuthEvent, _ payload: Payload) -> Int {
+            var lagged = 0
+            var gone: [UInt64] = []
+            for (id, entry) in queued where entry.filter.matches(event) {
+                switch entry.queue.push(payload) {
+                case .queued: continue
+                case .lagged: lagged += 1
+                case .closed: break
+                }
+                gone.append(id)
+            }
+            for id in gone { queued[id] = nil }
+            return lagged
+        }
     }
 
     private let state = Mutex(State())
@@ -59,7 +113,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
     /// How many subscribers are registered.
     public var subscriberCount: Int {
-        state.withLock { $0.subscribers.count }
+        state.withLock { $0.queued.count + $0.attached.count }
     }
 
     /// Sends `event` to every matching subscriber and keeps it for replay. Never waits: a
@@ -69,37 +123,20 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     public func publish(_ event: AuthEvent) -> Int {
         let payload = encode(event)
         return delivering.withLock { _ in
-            let (lagged, sinks) = state.withLock { state in
-                if historyLimit > 0 {
-                    state.history.append((event, payload))
-                    if state.history.count - state.historyHead > historyLimit { state.historyHead += 1 }
-                    if state.historyHead > 1024 && state.historyHead * 2 > state.history.count {
-                        state.history.removeFirst(state.historyHead)
-                        state.historyHead = 0
-                    }
-                }
-                var lagged = 0
-                var gone: [UInt64] = []
-                var sinks: [(UInt64, any EventSink<Payload>)] = []
-                for (id, entry) in state.subscribers where entry.filter.matches(event) {
-                    if let sink = entry.sink {
-                        sinks.append((id, sink))
-                        continue
-                    }
-                    switch entry.queue.push(payload) {
-                    case .queued: continue
-                    case .lagged: lagged += 1
-                    case .closed: break
-                    }
-                    gone.append(id)
-                }
-                for id in gone { state.subscribers[id] = nil }
-                return (lagged, sinks)
+            let (lagged, attached) = state.withLock { state in
+                state.remember(event, payload, limit: historyLimit)
+                return (state.queue(event, payload), state.attached)
             }
-            let gone = sinks.filter { !$0.1.deliver(payload) }.map(\.0)
+            var gone: [UInt64] = []
+            for index in attached.indices {
+                let subscriber = attached[index]
+                if subscriber.filter.matches(event), !subscriber.sink.deliver(payload) {
+                    gone.append(subscriber.id)
+                }
+            }
             if !gone.isEmpty {
                 state.withLock { state in
-                    for id in gone { state.subscribers[id] = nil }
+                    for id in gone { state.remove(id) }
                 }
             }
             return lagged
@@ -113,7 +150,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         return state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Entry(filter: filter, queue: queue)
+            state.queued[id] = Queued(filter: filter, queue: queue)
             let subscription = Subscription(queue: queue, registry: self, id: id)
             guard let since, since != current else { return (subscription, .upToDate) }
             // A `since` ahead of us comes from another history (say, a store that was reset).
@@ -129,7 +166,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     }
 
     fileprivate func remove(_ id: UInt64) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        state.withLock { $0.remove(id) }
     }
 
     /// Sends the subscriber's events to `sink` from now on, those still queued first, in order.
@@ -137,10 +174,10 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     fileprivate func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
         delivering.withLock { _ in
             let queued = state.withLock { state -> [Payload]? in
-                guard state.subscribers[id] != nil, let queued = state.subscribers[id]?.queue.takeAll() else {
-                    return nil
-                }
-                state.subscribers[id]?.sink = sink
+                guard let entry = state.queued[id], let queued = entry.queue.takeAll() else { return nil }
+                state.queued[id] = nil
+                state.attachedIndex[id] = state.attached.count
+                state.attached.append(Attached(id: id, filter: entry.filter, sink: sink))
                 return queued
             }
             guard let queued else { return false }

@@ -107,6 +107,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// The channel has closed and its pipeline is gone: called once, as the close completes.
     func handlerRemoved(context: ChannelHandlerContext) {
+        continuingStream?.leavePipeline()
+        continuingStream = nil
         connectionEnded()
     }
 
@@ -272,6 +274,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             // goes on meanwhile, as behind any streaming call. Its end comes back as `Ended`.
             continuingStream = stream
             continuingOneway = call.oneway
+            stream.enterPipeline(at: context)
             connections.stream(id, through: stream)
             // The peer hung up, or the connection closed, while the handler was handing its
             // call over.
@@ -288,6 +291,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func streamEnded(_ ending: VarlinkReplyStream.Ending, context: ChannelHandlerContext) {
         guard case .offLoop = phase, let stream = continuingStream else { return }
         continuingStream = nil
+        stream.leavePipeline()
         guard case .fellBehind = ending else {
             callAbandoned(context: context)
             return
