@@ -13,6 +13,8 @@ import Testing
     @Test(arguments: [
         #"{"method":"a.b.C","parameters":{"account":"google-1"}}"#,
         #"{"method":"a.b.C","parameters":{"other":[1,{"account":2}],"account":"x"}}"#,
+        #"{"method":"a.b.C","parameters":{"account":"x"},"more":false,"x":{"account":"not this"}}"#,
+        #"{"method":"a.b.C","parameters":null,"x":{"account":"not this"}}"#,
         #"{"method":"a.b.C","parameters":{"account":"caf\u00e9 \"quoted\" \\ \ud83d\ude00"}}"#,
         #"{"method":"a.b.C","parameters":{"account":"café 😀"}}"#,
         #"{"method":"a.b.C","parameters":{"account":""}}"#,

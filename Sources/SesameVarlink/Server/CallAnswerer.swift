@@ -6,16 +6,27 @@ import NIOCore
 /// the peer reads. Shared by all of a server's connections, by reference: each connection and
 /// its close callback keep it, and a copy of its fields cost every connection 0.1 KiB.
 final class CallAnswerer: Sendable {
-    /// The interfaces, by name, `org.varlink.service` included.
-    let interfaces: [String: any VarlinkInterface]
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
     let logger: Logger
 
+    /// The interfaces, `org.varlink.service` included, and their names in UTF-8, in the same
+    /// order: a call's is found by comparing bytes, with no string made and no interface
+    /// copied until it is found (issue 13).
+    private let interfaces: [any VarlinkInterface]
+    private let names: [[UInt8]]
+
     init(interfaces: [String: any VarlinkInterface], protocolInterface: String, logger: Logger) {
-        self.interfaces = interfaces
+        self.interfaces = Array(interfaces.values)
+        self.names = interfaces.keys.map { Array($0.utf8) }
         self.protocolInterface = protocolInterface
         self.logger = logger
+    }
+
+    /// The interface `call` is to.
+    private func interface(of call: VarlinkCall) throws(VarlinkError) -> any VarlinkInterface {
+        guard let index = call.interfaceIndex(among: names) else { throw .interfaceNotFound(call.interface) }
+        return interfaces[index]
     }
 
     /// The framed reply to `call` if its interface gives it without waiting, for the connection's
@@ -24,10 +35,7 @@ final class CallAnswerer: Sendable {
         guard !call.more else { return nil }
         let context = VarlinkCallContext(peer: peer, logger: logger, outbound: nil, call: call)
         do {
-            guard let interface = interfaces[call.interface] else {
-                throw VarlinkError.interfaceNotFound(call.interface)
-            }
-            guard let reply = try interface.answerAtOnce(call, context: context) else { return nil }
+            guard let reply = try interface(of: call).answerAtOnce(call, context: context) else { return nil }
             guard reply.continuesOn == nil else { throw MisusedStream() }
             return reply.frame(continues: false)
         } catch {
@@ -49,10 +57,7 @@ final class CallAnswerer: Sendable {
     func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials) async -> Answer {
         let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
         do {
-            guard let interface = interfaces[call.interface] else {
-                throw VarlinkError.interfaceNotFound(call.interface)
-            }
-            let reply = try await interface.handle(call, context: context)
+            let reply = try await interface(of: call).handle(call, context: context)
             if let stream = reply.continuesOn {
                 // Only a streaming call can go on without its handler; a stream nobody reads
                 // from now on is ended here, so what waits for its end lets go.

@@ -110,8 +110,9 @@ final class OpenConnections: Sendable {
     /// stopping: the call is not started and the connection should end.
     func begin(_ id: ID, method: String) -> Bool {
         state.withLockedValue { state in
-            guard state.entries[id] != nil, !state.draining else { return false }
-            state.entries[id]?.activity = .answering(method: method, task: nil)
+            // One lookup: this and `end` run for every call.
+            guard !state.draining, let index = state.entries.index(forKey: id) else { return false }
+            state.entries.values[index].activity = .answering(method: method, task: nil)
             return true
         }
     }
@@ -182,8 +183,9 @@ final class OpenConnections: Sendable {
     /// with it (a closed channel is removed only after the loop has run what was queued).
     func end(_ id: ID) -> Bool {
         state.withLockedValue { state in
-            if !state.cuttingOff { state.entries[id]?.activity = .idle }
-            return !state.draining && state.entries[id] != nil
+            guard let index = state.entries.index(forKey: id) else { return false }
+            if !state.cuttingOff { state.entries.values[index].activity = .idle }
+            return !state.draining
         }
     }
 

@@ -31,28 +31,53 @@ enum JSONShape {
         var value: Range<Int>
     }
 
+    /// What a scan found in a top-level object.
+    struct Document {
+        /// Its members, in order.
+        var members: [Member]
+        /// The members of its member named as asked, when that is an object, in order; their
+        /// value ranges are in the whole message's bytes.
+        var inner: [Member]?
+    }
+
     /// Checks `bytes` and returns the members of the top-level object, in order; nil when the
     /// bytes are JSON but not an object.
     static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int) throws(Problem) -> [Member]? {
+        try scan(bytes, depthLimit: depthLimit, keepingMembersOf: nil)?.members
+    }
+
+    /// Checks `bytes` and returns the top-level object's members and, if `inner` names one of
+    /// them that is an object, that object's members too (a call's parameters, so that one is
+    /// read without a second pass); nil when the bytes are JSON but not an object.
+    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]?)
+        throws(Problem) -> Document?
+    {
         // Structure is ASCII; only strings may hold other bytes, and all of them must be UTF-8
         // (§8.1). Checked once for the whole message, and only when a byte is not ASCII.
         if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
             throw .malformed("not UTF-8", offset: 0)
         }
-        var scanner = Scanner(bytes: bytes, depthLimit: depthLimit)
-        return try scanner.document()
+        var scanner = Scanner(bytes: bytes, depthLimit: depthLimit, innerKey: inner)
+        guard let members = try scanner.document() else { return nil }
+        return Document(members: members, inner: scanner.inner)
     }
 
     /// The grammar, one byte at a time; objects and arrays recurse at most `depthLimit` deep.
     private struct Scanner {
         let bytes: UnsafeRawBufferPointer
         let depthLimit: Int
+        /// The top-level member whose object's members are kept as `inner`.
+        let innerKey: [UInt8]?
         var index = 0
         var topLevel: [Member]?
+        var inner: [Member]?
+        /// The value being read is the top-level member named `innerKey`.
+        private var inInnerValue = false
 
-        init(bytes: UnsafeRawBufferPointer, depthLimit: Int) {
+        init(bytes: UnsafeRawBufferPointer, depthLimit: Int, innerKey: [UInt8]?) {
             self.bytes = bytes
             self.depthLimit = depthLimit
+            self.innerKey = innerKey
         }
 
         /// The byte at `index`, or NUL past the end (NUL never starts or continues a token).
@@ -84,18 +109,24 @@ enum JSONShape {
             }
         }
 
-        /// §4. The members of the top-level object (depth 1) are kept with their values' bytes.
+        /// §4. The members of the top-level object (depth 1) are kept with their values' bytes,
+        /// and those of the object that is its member `innerKey` (depth 2, inside that value).
         private mutating func object(depth: Int) throws(Problem) {
             guard depth <= depthLimit else { throw .tooDeep(limit: depthLimit) }
             index += 1
+            let isInner = depth == 2 && inInnerValue
+            let keeps = depth == 1 || isInner
             var keys = Keys()
             var members: [Member] = []
             skipWhitespace()
             if current == UInt8(ascii: "}") {
                 index += 1
                 if depth == 1 { topLevel = [] }
+                if isInner { inner = [] }
                 return
             }
+            // Room for a call's envelope at once, rather than growing one member at a time.
+            if keeps { members.reserveCapacity(8) }
             while true {
                 skipWhitespace()
                 guard current == UInt8(ascii: "\"") else { throw malformed("expected a key") }
@@ -107,8 +138,10 @@ enum JSONShape {
                 index += 1
                 skipWhitespace()
                 let start = index
+                if depth == 1 { inInnerValue = key == innerKey }
                 try value(depth: depth)
-                if depth == 1 { members.append(Member(name: key, value: start..<index)) }
+                if depth == 1 { inInnerValue = false }
+                if keeps { members.append(Member(name: key, value: start..<index)) }
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","):
@@ -116,6 +149,7 @@ enum JSONShape {
                 case UInt8(ascii: "}"):
                     index += 1
                     if depth == 1 { topLevel = members }
+                    if isInner { inner = members }
                     return
                 default:
                     throw malformed("expected ',' or '}'")
@@ -284,6 +318,7 @@ enum JSONShape {
         mutating func insert(_ key: [UInt8]) -> Bool {
             if many != nil { return many?.insert(key).inserted ?? false }
             guard !few.contains(key) else { return false }
+            if few.isEmpty { few.reserveCapacity(8) }
             few.append(key)
             if few.count > 16 {
                 many = Set(few)

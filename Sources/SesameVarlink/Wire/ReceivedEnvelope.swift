@@ -9,6 +9,10 @@ struct ReceivedEnvelope {
     var method: String
     /// The bytes of the `parameters` object; nil when absent or null.
     var parameters: Data?
+    /// The members of the `parameters` object; their value ranges are in the whole message,
+    /// `parametersOffset` bytes before where they are in `parameters`.
+    var parameterMembers: [JSONShape.Member] = []
+    var parametersOffset = 0
     var more: Bool?
     var oneway: Bool?
     var upgrade: Bool?
@@ -21,19 +25,26 @@ struct ReceivedEnvelope {
 
     /// Reads the envelope of one NUL-stripped frame.
     init(_ bytes: UnsafeRawBufferPointer) throws(VarlinkProtocolError) {
-        let members: [JSONShape.Member]?
+        let document: JSONShape.Document?
         do throws(JSONShape.Problem) {
-            members = try JSONShape.scan(bytes, depthLimit: VarlinkCall.maximumNesting)
+            document = try JSONShape.scan(
+                bytes,
+                depthLimit: VarlinkCall.maximumNesting,
+                keepingMembersOf: Self.parametersKey
+            )
         } catch {
             throw Self.refusal(error)
         }
-        guard let members else { throw .invalidMessage("not a Varlink call: not an object") }
+        guard let document else { throw .invalidMessage("not a Varlink call: not an object") }
         var method: String?
-        for member in members {
+        for member in document.members {
             let value = UnsafeRawBufferPointer(rebasing: bytes[member.value])
             switch member.name {
             case Self.methodKey: method = try Self.string(value, named: "method")
-            case Self.parametersKey: parameters = try Self.object(value)
+            case Self.parametersKey:
+                parameters = try Self.object(value)
+                parameterMembers = document.inner ?? []
+                parametersOffset = member.value.lowerBound
             case Self.moreKey: more = try Self.boolean(value, named: "more")
             case Self.onewayKey: oneway = try Self.boolean(value, named: "oneway")
             case Self.upgradeKey: upgrade = try Self.boolean(value, named: "upgrade")

@@ -15,7 +15,9 @@ public struct VarlinkCall: Sendable {
     private let source: Source
 
     private enum Source: Sendable {
-        case frame(parameters: Data?)
+        /// The parameters' bytes, and where each of their members is in them (from the scan
+        /// that checked the call).
+        case frame(parameters: Data?, members: [JSONShape.Member], offset: Int)
         case members([String: JSONValue])
     }
 
@@ -48,10 +50,24 @@ public struct VarlinkCall: Sendable {
         return String(method[method.utf8.index(after: dot)...])
     }
 
-    /// Where the last dot is, found among the UTF-8 bytes: searching the characters instead
-    /// (grapheme breaking) cost a thousand instructions a call on every call (issue 13).
+    /// Where the last dot is, found among the UTF-8 bytes in place: searching the characters
+    /// (grapheme breaking) cost a thousand instructions on every call, and the UTF-8 view's
+    /// generic search still a third of that (issue 13).
     private var lastDot: String.Index? {
-        method.utf8.lastIndex(of: UInt8(ascii: "."))
+        var method = method
+        guard let offset = method.withUTF8({ $0.lastIndex(of: UInt8(ascii: ".")) }) else { return nil }
+        return method.utf8.index(method.utf8.startIndex, offsetBy: offset)
+    }
+
+    /// Where among `names` (interface names in UTF-8) the call's interface is, compared in
+    /// place: finding a call's interface makes no string (issue 13).
+    func interfaceIndex(among names: [[UInt8]]) -> Int? {
+        var method = method
+        return method.withUTF8 { bytes in
+            guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+            let interface = UnsafeBufferPointer(rebasing: bytes[..<dot])
+            return names.firstIndex { $0.count == dot && interface.elementsEqual($0) }
+        }
     }
 
     /// The string parameter `name`, read without a decoder: for calls whose one parameter is a
@@ -64,21 +80,25 @@ public struct VarlinkCall: Sendable {
         case .members(let members):
             guard case .string(let text)? = members[name] else { throw .invalidParameter(name) }
             return text
-        case .frame(let parameters):
-            guard let parameters, let text = Self.string(name, in: parameters) else { throw .invalidParameter(name) }
+        case .frame(let parameters, let members, let offset):
+            guard let parameters, let text = Self.string(name, in: parameters, members: members, offset: offset) else {
+                throw .invalidParameter(name)
+            }
             return text
         }
     }
 
     /// The text of the string member `name` of a parameters object the call's scan already
-    /// checked (RFC 8259 grammar, UTF-8, no repeated names); nil when absent or not a string.
-    private static func string(_ name: String, in parameters: Data) -> String? {
-        let key = Array(name.utf8)
+    /// checked (RFC 8259 grammar, UTF-8, no repeated names) and found `members` in (their
+    /// ranges `offset` bytes further on, in the whole message); nil when absent or not a string.
+    private static func string(_ name: String, in parameters: Data, members: [JSONShape.Member], offset: Int)
+        -> String?
+    {
+        guard let member = members.first(where: { $0.name.elementsEqual(name.utf8) }) else { return nil }
         return parameters.withUnsafeBytes { bytes -> String? in
-            guard let members = try? JSONShape.scan(bytes, depthLimit: maximumNesting),
-                let member = members.first(where: { $0.name == key })
-            else { return nil }
-            let value = UnsafeRawBufferPointer(rebasing: bytes[member.value])
+            let value = UnsafeRawBufferPointer(
+                rebasing: bytes[(member.value.lowerBound - offset)..<(member.value.upperBound - offset)]
+            )
             guard value.first == UInt8(ascii: "\"") else { return nil }
             let inside = UnsafeRawBufferPointer(rebasing: value.dropFirst().dropLast())
             guard inside.contains(UInt8(ascii: "\\")) else { return String(decoding: inside, as: UTF8.self) }
@@ -91,7 +111,7 @@ public struct VarlinkCall: Sendable {
     public func decodeParameters<T: Decodable>(_ type: T.Type) throws(VarlinkError) -> T {
         do {
             switch source {
-            case .frame(let parameters):
+            case .frame(let parameters, _, _):
                 return try JSONCoding.decode(type, from: parameters ?? Data("{}".utf8))
             case .members(let members):
                 return try JSONValue.object(members).decode(as: type)
@@ -131,7 +151,11 @@ extension VarlinkCall {
             throw .invalidMessage("protocol upgrades are not supported")
         }
         self.method = envelope.method
-        self.source = .frame(parameters: envelope.parameters)
+        self.source = .frame(
+            parameters: envelope.parameters,
+            members: envelope.parameterMembers,
+            offset: envelope.parametersOffset
+        )
         self.more = envelope.more ?? false
         self.oneway = envelope.oneway ?? false
     }
@@ -152,12 +176,18 @@ extension VarlinkCall {
     /// Varlink method names are `reverse.domain.Interface.Method`: at least two dots-separated
     /// parts, the last one starting with an upper-case letter.
     static func isQualifiedMethodName(_ name: String) -> Bool {
-        // One pass over the bytes: this runs for every call, and the Character-based version
-        // (split, Unicode properties) showed up in the profile at 5% of a GetToken.
+        var name = name
+        return name.withUTF8(isQualifiedMethodName)
+    }
+
+    private static func isQualifiedMethodName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        // One pass over the bytes in place: this runs for every call, and the Character-based
+        // version (split, Unicode properties) showed up in the profile at 5% of a GetToken, the
+        // UTF-8 view's iterator at 3% (issue 13).
         var parts = 1
         var partLength = 0
         var partStart: UInt8 = 0
-        for byte in name.utf8 {
+        for byte in name {
             switch byte {
             case UInt8(ascii: "."):
                 guard partLength > 0 else { return false }
