@@ -42,8 +42,6 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var needsFlush = false
     /// Inside `channelRead`: writes are flushed once, at `channelReadComplete`.
     private var reading = false
-    /// The newest write, so that closing waits for everything written before it.
-    private var lastWrite: EventLoopFuture<Void>?
 
     init(shared: Shared, id: OpenConnections.ID, peer: PeerCredentials) {
         self.shared = shared
@@ -213,7 +211,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// peer to make room for it.
     private func replied(oneway: Bool, with reply: ByteBuffer, context: ChannelHandlerContext) {
         if !oneway {
-            lastWrite = context.write(wrapOutboundOut(reply))
+            context.write(wrapOutboundOut(reply), promise: nil)
             needsFlush = true
         }
         guard context.channel.isWritable else {
@@ -353,7 +351,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Sends the protocol error, then ends the connection.
     private func end(answering error: VarlinkProtocolError, context: ChannelHandlerContext) {
-        lastWrite = context.write(wrapOutboundOut(error.varlinkError(in: answerer.protocolInterface).frame()))
+        context.write(wrapOutboundOut(error.varlinkError(in: answerer.protocolInterface).frame()), promise: nil)
         needsFlush = true
         end(context: context)
     }
@@ -384,13 +382,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         phase = .ending
         waiting.removeAll()
         _ = splitter.discardUnfinished()
-        flushIfNeeded(context: context)
+        needsFlush = false
+        // NIO completes writes in order, so an empty one completes once everything written
+        // before it has been sent (or failed). A promise for that one write at the end, rather
+        // than one kept for every reply (issue 13).
         let channel = context.channel
-        if let lastWrite {
-            lastWrite.whenComplete { _ in channel.close(promise: nil) }
-        } else {
-            channel.close(promise: nil)
-        }
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        sent.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: sent)
     }
 
     private var isEnding: Bool {

@@ -66,7 +66,7 @@ public struct VarlinkCall: Sendable {
         return method.withUTF8 { bytes in
             guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")) else { return nil }
             let interface = UnsafeBufferPointer(rebasing: bytes[..<dot])
-            return names.firstIndex { $0.count == dot && interface.elementsEqual($0) }
+            return names.firstIndex { $0.count == dot && Self.same(interface, $0) }
         }
     }
 
@@ -94,7 +94,8 @@ public struct VarlinkCall: Sendable {
     private static func string(_ name: String, in parameters: Data, members: [JSONShape.Member], offset: Int)
         -> String?
     {
-        guard let member = members.first(where: { $0.name.elementsEqual(name.utf8) }) else { return nil }
+        var name = name
+        guard let member = name.withUTF8({ key in members.first { Self.same(key, $0.name) } }) else { return nil }
         return parameters.withUnsafeBytes { bytes -> String? in
             let value = UnsafeRawBufferPointer(
                 rebasing: bytes[(member.value.lowerBound - offset)..<(member.value.upperBound - offset)]
@@ -105,6 +106,14 @@ public struct VarlinkCall: Sendable {
             // Escapes are rare in an account id; Foundation reads them (and refuses a lone surrogate).
             return try? JSONCoding.decode(String.self, from: Data(value))
         }
+    }
+
+    /// Whether `bytes` and `other` hold the same bytes, compared with `memcmp` (the generic
+    /// `elementsEqual` took twenty instructions a byte).
+    private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
+        guard bytes.count == other.count else { return false }
+        guard let start = bytes.baseAddress else { return true }
+        return other.withUnsafeBufferPointer { $0.baseAddress.map { memcmp(start, $0, bytes.count) == 0 } ?? false }
     }
 
     /// Decodes the parameters into a handler's own type; a mismatch names the offending parameter.
