@@ -223,7 +223,8 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
 
     /// Hands every event from now on to `sink`, the ones not yet read first; the subscription
     /// is then no longer read. Throws `SubscriberLagged` if the subscriber was already cut off,
-    /// and returns false if it is gone (cancelled).
+    /// and returns false if it is gone (cancelled) or already has a sink (a subscription is
+    /// attached once).
     public func attach(_ sink: any EventSink<Payload>) throws -> Bool {
         guard registry?.attach(sink, to: id) ?? false else {
             if queue.isLagged { throw SubscriberLagged(queueLimit: queue.limit) }

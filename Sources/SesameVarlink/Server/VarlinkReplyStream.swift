@@ -138,9 +138,11 @@ public final class VarlinkReplyStream: Sendable {
     }
 
     /// Replies are written from `context` on: the connection's handler took the stream over.
-    /// On the channel's loop.
+    /// On the channel's loop. A stream handed back on another connection than its own (a
+    /// handler's bug) keeps writing to its own, from the pipeline's tail.
     func enterPipeline(at context: ChannelHandlerContext) {
         context.eventLoop.assertInEventLoop()
+        guard context.channel === channel else { return }
         entry = context
     }
 

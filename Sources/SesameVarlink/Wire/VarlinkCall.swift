@@ -54,8 +54,9 @@ public struct VarlinkCall: Sendable {
     /// (grapheme breaking) cost a thousand instructions on every call, and the UTF-8 view's
     /// generic search still a third of that (issue 13).
     private var lastDot: String.Index? {
-        var method = method
-        guard let offset = method.withUTF8({ $0.lastIndex(of: UInt8(ascii: ".")) }) else { return nil }
+        var copy = method
+        guard let offset = copy.withUTF8({ $0.lastIndex(of: UInt8(ascii: ".")) }) else { return nil }
+        // An index of `method` itself, not of the copy `withUTF8` may have made contiguous.
         return method.utf8.index(method.utf8.startIndex, offsetBy: offset)
     }
 
@@ -112,7 +113,7 @@ public struct VarlinkCall: Sendable {
     /// `elementsEqual` took twenty instructions a byte).
     private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
         guard bytes.count == other.count else { return false }
-        guard let start = bytes.baseAddress else { return true }
+        guard bytes.count > 0, let start = bytes.baseAddress else { return true }
         return other.withUnsafeBufferPointer { $0.baseAddress.map { memcmp(start, $0, bytes.count) == 0 } ?? false }
     }
 
