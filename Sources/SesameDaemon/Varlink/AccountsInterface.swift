@@ -30,12 +30,9 @@ struct AccountsInterface: VarlinkInterface {
             let request = AccountParameters(account: try call.stringParameter("account"))
             return try get(request, Caller(peer: context.peer, trust: trust))
         case AccountsContract.Method.getToken.rawValue:
-            let account = try engine.account(
-                try call.stringParameter("account"),
-                for: Caller(peer: context.peer, trust: trust),
-                requiring: .use
-            )
-            guard let tokens = engine.tokensWithoutWaiting(for: account.id) else { return nil }
+            let (account, tokens) = try engine.accountWithTokensWithoutWaiting(try call.stringParameter("account"))
+            try Caller(peer: context.peer, trust: trust).check(.use, on: account)
+            guard let tokens else { return nil }
             return try tokenReplies.reply(for: account.id, tokens: tokens)
         default: return nil
         }

@@ -24,19 +24,25 @@ struct Caller: Sendable {
     func mayObserve(_ account: Account) -> Bool {
         rights(on: account).contains(.observe)
     }
+
+    /// Throws unless the caller holds `required` on `account`. An account the caller may not
+    /// observe is `NoSuchAccount`, exactly like one that does not exist; one it may observe but
+    /// not act on this way is `PermissionDenied`.
+    func check(_ required: AccountRights, on account: Account) throws {
+        let rights = rights(on: account)
+        guard rights.contains(.observe) else { throw SessionError.noSuchAccount(account.id) }
+        guard rights.contains(required) else { throw VarlinkError.permissionDenied }
+    }
 }
 
 extension DaemonEngine {
-    /// The account if the caller holds `required` on it. An account the caller may not observe
-    /// is `NoSuchAccount`, exactly like one that does not exist; one it may observe but not act
-    /// on this way is `PermissionDenied`. Read from the engine's view: it never waits for a save.
+    /// The account if the caller holds `required` on it (`Caller.check`). Read from the
+    /// engine's view: it never waits for a save.
     nonisolated func account(_ id: String, for caller: Caller, requiring required: AccountRights = .observe) throws
         -> Account
     {
         let account = try view.account(id)
-        let rights = caller.rights(on: account)
-        guard rights.contains(.observe) else { throw SessionError.noSuchAccount(id) }
-        guard rights.contains(required) else { throw VarlinkError.permissionDenied }
+        try caller.check(required, on: account)
         return account
     }
 }
