@@ -184,8 +184,9 @@ final class Trust: Sendable, VarlinkConnectionGate {
     /// carry them), looked up only when some rule names a group.
     /// `always` looks the groups up even when no rule names a group now, for a subscription
     /// that must follow rules a reload may add later.
-    func identity(of peer: PeerCredentials, always: Bool = false) -> CallerIdentity {
-        let policy = self.policy
+    /// `policy` is the one the identity will be judged by, when the caller has it already.
+    func identity(of peer: PeerCredentials, always: Bool = false, under policy: AccessPolicy? = nil) -> CallerIdentity {
+        let policy = policy ?? self.policy
         let needsGroups =
             always || policy.adminGroup != nil
             || policy.grants.contains {

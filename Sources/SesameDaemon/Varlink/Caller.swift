@@ -8,9 +8,12 @@ struct Caller: Sendable {
     let policy: AccessPolicy
 
     init(peer: PeerCredentials, trust: Trust) {
+        // One reading of the policy, for the identity and for judging it: the same rules for
+        // both even across a reload, and one lock and copy less on every call.
+        let policy = trust.policy
         self.peer = peer
-        self.identity = trust.identity(of: peer)
-        self.policy = trust.policy
+        self.identity = trust.identity(of: peer, under: policy)
+        self.policy = policy
     }
 
     var isRoot: Bool { peer.uid == 0 }
