@@ -47,6 +47,23 @@ import Testing
         #expect(try call(text).method == "a.b.C")
     }
 
+    /// Each object's keys are its own: those of an object inside it are forgotten once it ends,
+    /// before the outer object's next key, however many there were.
+    @Test func anInnerObjectsKeysDoNotCountForTheOuterOne() throws {
+        let inner = (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+        #expect(try call(#"{"method":"a.b.C","parameters":{"o":{"p":1},"p":2}}"#).method == "a.b.C")
+        #expect(try call(#"{"method":"a.b.C","parameters":{"o":{\#(inner)},"k39":2,"k0":3}}"#).method == "a.b.C")
+    }
+
+    /// Past a handful of keys an object's keys go into a set: a key named twice is still found
+    /// there, written plainly or with escapes.
+    @Test func aKeyNamedTwiceAmongManyIsFound() {
+        let keys = (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+        #expect(refusal(#"{"method":"a.b.C","parameters":{\#(keys),"k3":1}}"#)?.contains("twice") == true)
+        #expect(refusal(#"{"method":"a.b.C","parameters":{\#(keys),"k\u0033":1}}"#)?.contains("twice") == true)
+        #expect(refusal(#"{"method":"a.b.C","parameters":{\#(keys),"k39":1}}"#)?.contains("twice") == true)
+    }
+
     @Test func nestingUpToTheLimitIsAcceptedAndDeeperIsRefused() throws {
         // The envelope and `parameters` are two levels; the value adds the rest.
         let fits = VarlinkCall.maximumNesting - 2
@@ -57,6 +74,11 @@ import Testing
         #expect(try call(deep(fits)).method == "a.b.C")
         #expect(refusal(deep(fits + 1)) == "nested deeper than \(VarlinkCall.maximumNesting) levels")
         #expect(refusal(deep(500_000))?.hasPrefix("nested deeper") == true)
+    }
+
+    @Test func anObjectOfManyKeysIsAccepted() throws {
+        let keys = (0..<100_000).map { #""k\#($0)":0"# }.joined(separator: ",")
+        #expect(try call(#"{"method":"a.b.C","parameters":{\#(keys)}}"#).method == "a.b.C")
     }
 
     @Test func aWideMessageIsAccepted() throws {

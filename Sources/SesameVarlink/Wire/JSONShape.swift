@@ -25,9 +25,9 @@ enum JSONShape {
         case malformed(String, offset: Int)
     }
 
-    /// A member of the top-level object: its name as a parser reads it, and its value's bytes.
-    struct Member {
-        var name: [UInt8]
+    /// A member of a kept object: its name as a parser reads it, and its value's bytes.
+    struct Member: Sendable {
+        var name: Key
         var value: Range<Int>
     }
 
@@ -73,11 +73,15 @@ enum JSONShape {
         var inner: [Member]?
         /// The value being read is the top-level member named `innerKey`.
         private var inInnerValue = false
+        /// The keys of every object being read, the innermost one's last: one list for the
+        /// whole message, where each object checks its own for a key named twice.
+        private var keys: [Key] = []
 
         init(bytes: UnsafeRawBufferPointer, depthLimit: Int, innerKey: [UInt8]?) {
             self.bytes = bytes
             self.depthLimit = depthLimit
             self.innerKey = innerKey
+            keys.reserveCapacity(8)
         }
 
         /// The byte at `index`, or NUL past the end (NUL never starts or continues a token).
@@ -116,7 +120,9 @@ enum JSONShape {
             index += 1
             let isInner = depth == 2 && inInnerValue
             let keeps = depth == 1 || isInner
-            var keys = Keys()
+            let firstKey = keys.count
+            defer { keys.removeSubrange(firstKey...) }
+            var manyKeys: Set<[UInt8]>?
             var members: [Member] = []
             skipWhitespace()
             if current == UInt8(ascii: "}") {
@@ -130,15 +136,14 @@ enum JSONShape {
             while true {
                 skipWhitespace()
                 guard current == UInt8(ascii: "\"") else { throw malformed("expected a key") }
-                let key = Self.unescaped(Array(bytes[try string()]))
-                guard key.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
-                guard keys.insert(key) else { throw .duplicateKey(String(decoding: key.prefix(64), as: UTF8.self)) }
+                let key = try Self.key(at: try string(), in: bytes)
+                try remember(key, keysFrom: firstKey, many: &manyKeys)
                 skipWhitespace()
                 guard current == UInt8(ascii: ":") else { throw malformed("expected ':'") }
                 index += 1
                 skipWhitespace()
                 let start = index
-                if depth == 1 { inInnerValue = key == innerKey }
+                if depth == 1 { inInnerValue = innerKey.map { key.reads($0, in: bytes) } ?? false }
                 try value(depth: depth)
                 if depth == 1 { inInnerValue = false }
                 if keeps { members.append(Member(name: key, value: start..<index)) }
@@ -298,33 +303,46 @@ enum JSONShape {
             }
         }
 
-        /// A key as a parser reads it: `"m\u0065thod"` is `method`. Keys without escapes, nearly
-        /// all of them, are taken as they are.
-        private static func unescaped(_ raw: [UInt8]) -> [UInt8] {
-            guard raw.contains(UInt8(ascii: "\\")) else { return raw }
-            let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
-            guard let text = try? JSONDecoder().decode(String.self, from: quoted) else { return raw }
-            return Array(text.utf8)
-        }
-    }
-
-    /// The keys of one object: a short list compared in place (calls have a handful), turned
-    /// into a set once an object has many, so a hostile object of 100,000 keys stays linear.
-    private struct Keys {
-        private var few: [[UInt8]] = []
-        private var many: Set<[UInt8]>?
-
-        /// Adds `key`; false when the object already named it.
-        mutating func insert(_ key: [UInt8]) -> Bool {
-            if many != nil { return many?.insert(key).inserted ?? false }
-            guard !few.contains(key) else { return false }
-            if few.isEmpty { few.reserveCapacity(8) }
-            few.append(key)
-            if few.count > 16 {
-                many = Set(few)
-                few = []
+        /// The key whose text (between its quotes) is at `range`, which must be ASCII once
+        /// unescaped. Keys without escapes, nearly all of them, are not copied.
+        private static func key(at range: Range<Int>, in bytes: UnsafeRawBufferPointer) throws(Problem) -> Key {
+            let raw = bytes[range]
+            guard raw.contains(UInt8(ascii: "\\")) else {
+                guard raw.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
+                return .raw(range)
             }
-            return true
+            let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
+            // The scan checked the escapes; Foundation reads them as any parser would.
+            let text = (try? JSONDecoder().decode(String.self, from: quoted)).map { Array($0.utf8) } ?? Array(raw)
+            guard text.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
+            return .unescaped(text)
+        }
+
+        /// Adds `key` to the keys of the object whose keys begin at `first`, or throws if it
+        /// named it already. A handful are compared in place (a call has a few); past
+        /// `fewKeys` they go into a set, so a hostile object of 100,000 keys stays linear.
+        private mutating func remember(_ key: Key, keysFrom first: Int, many: inout Set<[UInt8]>?) throws(Problem) {
+            if many == nil {
+                let bytes = bytes
+                for known in keys[first...] where known.withText(in: bytes, { key.reads($0, in: bytes) }) {
+                    throw Self.duplicate(key, in: bytes)
+                }
+                keys.append(key)
+                guard keys.count - first > Self.fewKeys else { return }
+                many = Set(keys[first...].map { Self.text(of: $0, in: bytes) })
+            } else if many?.insert(Self.text(of: key, in: bytes)).inserted == false {
+                throw Self.duplicate(key, in: bytes)
+            }
+        }
+
+        private static let fewKeys = 16
+
+        private static func text(of key: Key, in bytes: UnsafeRawBufferPointer) -> [UInt8] {
+            key.withText(in: bytes) { Array($0) }
+        }
+
+        private static func duplicate(_ key: Key, in bytes: UnsafeRawBufferPointer) -> Problem {
+            .duplicateKey(String(decoding: text(of: key, in: bytes).prefix(64), as: UTF8.self))
         }
     }
 }

@@ -39,16 +39,19 @@ struct ReceivedEnvelope {
         var method: String?
         for member in document.members {
             let value = UnsafeRawBufferPointer(rebasing: bytes[member.value])
-            switch member.name {
-            case Self.methodKey: method = try Self.string(value, named: "method")
-            case Self.parametersKey:
+            let name = member.name
+            if name.reads(Self.methodKey, in: bytes) {
+                method = try Self.string(value, named: "method")
+            } else if name.reads(Self.parametersKey, in: bytes) {
                 parameters = try Self.object(value)
                 parameterMembers = document.inner ?? []
                 parametersOffset = member.value.lowerBound
-            case Self.moreKey: more = try Self.boolean(value, named: "more")
-            case Self.onewayKey: oneway = try Self.boolean(value, named: "oneway")
-            case Self.upgradeKey: upgrade = try Self.boolean(value, named: "upgrade")
-            default: continue
+            } else if name.reads(Self.moreKey, in: bytes) {
+                more = try Self.boolean(value, named: "more")
+            } else if name.reads(Self.onewayKey, in: bytes) {
+                oneway = try Self.boolean(value, named: "oneway")
+            } else if name.reads(Self.upgradeKey, in: bytes) {
+                upgrade = try Self.boolean(value, named: "upgrade")
             }
         }
         guard let method else { throw .invalidMessage("not a Varlink call: missing 'method'") }

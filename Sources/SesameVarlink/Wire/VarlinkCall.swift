@@ -67,7 +67,9 @@ public struct VarlinkCall: Sendable {
         return method.withUTF8 { bytes in
             guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")) else { return nil }
             let interface = UnsafeBufferPointer(rebasing: bytes[..<dot])
-            return names.firstIndex { $0.count == dot && Self.same(interface, $0) }
+            return names.firstIndex { name in
+                name.count == dot && name.withUnsafeBytes { JSONShape.same(UnsafeRawBufferPointer(interface), $0) }
+            }
         }
     }
 
@@ -96,8 +98,11 @@ public struct VarlinkCall: Sendable {
         -> String?
     {
         var name = name
-        guard let member = name.withUTF8({ key in members.first { Self.same(key, $0.name) } }) else { return nil }
         return parameters.withUnsafeBytes { bytes -> String? in
+            let found = name.withUTF8 { key in
+                members.first { $0.name.reads(UnsafeRawBufferPointer(key), in: bytes, offset: offset) }
+            }
+            guard let member = found else { return nil }
             let value = UnsafeRawBufferPointer(
                 rebasing: bytes[(member.value.lowerBound - offset)..<(member.value.upperBound - offset)]
             )
@@ -107,14 +112,6 @@ public struct VarlinkCall: Sendable {
             // Escapes are rare in an account id; Foundation reads them (and refuses a lone surrogate).
             return try? JSONCoding.decode(String.self, from: Data(value))
         }
-    }
-
-    /// Whether `bytes` and `other` hold the same bytes, compared with `memcmp` (the generic
-    /// `elementsEqual` took twenty instructions a byte).
-    private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
-        guard bytes.count == other.count else { return false }
-        guard bytes.count > 0, let start = bytes.baseAddress else { return true }
-        return other.withUnsafeBufferPointer { $0.baseAddress.map { memcmp(start, $0, bytes.count) == 0 } ?? false }
     }
 
     /// Decodes the parameters into a handler's own type; a mismatch names the offending parameter.
