@@ -40,16 +40,10 @@ enum JSONShape {
         var inner: [Member]?
     }
 
-    /// Checks `bytes` and returns the members of the top-level object, in order; nil when the
-    /// bytes are JSON but not an object.
-    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int) throws(Problem) -> [Member]? {
-        try scan(bytes, depthLimit: depthLimit, keepingMembersOf: nil)?.members
-    }
-
     /// Checks `bytes` and returns the top-level object's members and, if `inner` names one of
     /// them that is an object, that object's members too (a call's parameters, so that one is
     /// read without a second pass); nil when the bytes are JSON but not an object.
-    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]?)
+    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]? = nil)
         throws(Problem) -> Document?
     {
         // Structure is ASCII; only strings may hold other bytes, and all of them must be UTF-8
