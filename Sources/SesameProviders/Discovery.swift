@@ -24,7 +24,16 @@ actor Discovery {
             let url =
                 issuer.hasSuffix("/")
                 ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
-            let discovered = try OAuthHTTP.classify(try await http.get(url), as: OAuthEndpoints.self)
+            let response = try await http.get(url)
+            // OpenID Connect Discovery 1.0 §4.2: the answer is the document, with 200. An error
+            // there refuses nothing an operation asked for (a refresh that needs the token
+            // endpoint is not thereby refused), and its words are not repeated: the request
+            // carried none of the operation's secrets to cut out of them.
+            let status = response.status.code
+            guard (200..<300).contains(status) || status == 429 || status >= 500 else {
+                throw .invalidResponse("the discovery document answered HTTP \(status)")
+            }
+            let discovered = try OAuthHTTP.classify(response, as: OAuthEndpoints.self)
             // OpenID Connect Discovery 1.0 §4.3: the document must name exactly this issuer.
             guard discovered.issuer == issuer else {
                 let named = discovered.issuer.map { ProviderText.sanitized($0, limit: 120) } ?? "none"

@@ -82,6 +82,27 @@ import Testing
         }
     }
 
+    /// OpenID Connect Discovery 1.0 §4.2: an error in place of the discovery document refuses
+    /// nothing the refresh asked for, so the session does not need a new login, and the
+    /// provider's words, which may hold a token it issued, are not repeated (a fuzz finding).
+    @Test func anErrorInPlaceOfTheDiscoveryDocumentIsNotARefusedRefresh() async {
+        let configuration = ProviderConfiguration(
+            name: "example",
+            issuer: "https://idp.example",
+            discovery: true,
+            clientID: "sesame client",
+            clientSecret: "s3cr:et/+"
+        )
+        transport.on(
+            "https://idp.example/.well-known/openid-configuration",
+            Reply.json(.unauthorized, ["error": "invalid_grant REFRESH-SECRET"])
+        )
+        let provider = GenericOIDCProvider(configuration: configuration, transport: transport, clock: clock)
+        await #expect(throws: RefreshFailure.invalidResponse(reason: "the discovery document answered HTTP 401")) {
+            try await provider.refresh(account, tokens: tokens)
+        }
+    }
+
     @Test func aProviderErrorIsQuotedWithTheSecretsOfTheRequestCutOut() async throws {
         transport.on(
             Self.token,
