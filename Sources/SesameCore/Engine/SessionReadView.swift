@@ -29,44 +29,27 @@ public final class SessionReadView: Sendable {
         return stored.account
     }
 
-    /// The tokens the engine's `tokens(for:)` would hand out at once, without a refresh: the
-    /// account is active (no refresh in flight) and its access token lasts beyond
-    /// `refreshMargin` at `now`. Nil when only the engine can answer.
-    func tokensWithoutRefresh(of id: String, now: Date, refreshMargin: Duration) -> TokenSet? {
-        guard let stored = accounts.withLock({ $0[id] }) else { return nil }
-        return Self.tokensWithoutRefresh(of: stored, now: now, refreshMargin: refreshMargin)
-    }
-
-    /// The account with `id` and its tokens as `tokensWithoutRefresh` gives them, from one
-    /// lookup: for a token answered at once (issue 13: two lookups, each copying the stored
-    /// account out, were a tenth of such a call's own work).
+    /// The account with `id`, and the tokens the engine's `tokens(for:)` would hand out at once,
+    /// without a refresh: the account is active (no refresh in flight) and its access token
+    /// lasts beyond `refreshMargin` at `now`; nil tokens when only the engine can answer. One
+    /// lookup (issue 13: two, each copying the stored account out, were a tenth of a token
+    /// answered at once).
     func accountAndTokens(_ id: String, now: Date, refreshMargin: Duration) throws(SessionError)
         -> (account: Account, tokens: TokenSet?)
     {
         guard let stored = accounts.withLock({ $0[id] }) else { throw .noSuchAccount(id) }
-        return (stored.account, Self.tokensWithoutRefresh(of: stored, now: now, refreshMargin: refreshMargin))
-    }
-
-    private static func tokensWithoutRefresh(of stored: StoredAccount, now: Date, refreshMargin: Duration)
-        -> TokenSet?
-    {
-        guard stored.account.state == .active, let tokens = stored.tokens else { return nil }
+        guard stored.account.state == .active, let tokens = stored.tokens else { return (stored.account, nil) }
         if let expiry = tokens.accessTokenExpiresAt, expiry.timeIntervalSince(now) <= refreshMargin.timeInterval {
-            return nil
+            return (stored.account, nil)
         }
-        return tokens
+        return (stored.account, tokens)
     }
 }
 
 extension SessionEngine {
-    /// The account's tokens when they can be handed out without a refresh, read without
-    /// waiting for the engine (see `SessionReadView`); nil means ask `tokens(for:)`.
-    public nonisolated func tokensWithoutWaiting(for id: String) -> TokenSet? {
-        view.tokensWithoutRefresh(of: id, now: clock.now, refreshMargin: policy.refreshMargin)
-    }
-
-    /// The account with `id`, and its tokens as `tokensWithoutWaiting` gives them, read at once
-    /// from the engine's view.
+    /// The account with `id`, and its tokens when they can be handed out without a refresh,
+    /// read without waiting for the engine (see `SessionReadView`); nil tokens mean ask
+    /// `tokens(for:)`.
     public nonisolated func accountWithTokensWithoutWaiting(_ id: String) throws(SessionError)
         -> (account: Account, tokens: TokenSet?)
     {

@@ -30,8 +30,8 @@ struct AccountsInterface: VarlinkInterface {
             let request = AccountParameters(account: try call.stringParameter("account"))
             return try get(request, Caller(peer: context.peer, trust: trust))
         case AccountsContract.Method.getToken.rawValue:
-            let (account, tokens) = try engine.accountWithTokensWithoutWaiting(try call.stringParameter("account"))
-            try Caller(peer: context.peer, trust: trust).check(.use, on: account)
+            let caller = Caller(peer: context.peer, trust: trust)
+            let (account, tokens) = try usableAccount(try call.stringParameter("account"), caller)
             guard let tokens else { return nil }
             return try tokenReplies.reply(for: account.id, tokens: tokens)
         default: return nil
@@ -73,16 +73,24 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func getToken(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
-        let account = try engine.account(request.account, for: caller, requiring: .use)
         // A token that needs no refresh is read without waiting for the engine, which may be
         // busy saving someone else's change; only a refresh (or an error) goes through it.
+        let (account, current) = try usableAccount(request.account, caller)
         let tokens: TokenSet
-        if let current = engine.tokensWithoutWaiting(for: account.id) {
+        if let current {
             tokens = current
         } else {
             tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
         }
         return try tokenReplies.reply(for: account.id, tokens: tokens)
+    }
+
+    /// The account `id` if the caller may use its tokens, with them when they need no refresh:
+    /// one lookup of the engine's view (issue 13), then the caller's rights on what it found.
+    private func usableAccount(_ id: String, _ caller: Caller) throws -> (account: Account, tokens: TokenSet?) {
+        let (account, tokens) = try engine.accountWithTokensWithoutWaiting(id)
+        try caller.check(.use, on: account)
+        return (account, tokens)
     }
 
     private func logout(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
