@@ -99,6 +99,16 @@ import Testing
         #expect(slots[0].contains("00000000000000000007") && slots[1].contains("00000000000000000006"))
     }
 
+    /// The line is the one every version writes and reads back: its checksum (the first 8 bytes
+    /// of SHA-256 of the rest, in lowercase hex) computed here by another tool, Python's hashlib.
+    @Test func aSlotIsWrittenExactlyAsEarlierVersionsWroteIt() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.cleanUp() }
+        try fixture.open().0.save(StoreFixture.snapshot(sequence: 42))
+        let slots = try Self.slots(fixture.storePath + ".sequence")
+        #expect(slots.contains("sesame-store-sequence 00000000000000000042 a68629a6901b735e\n"))
+    }
+
     /// A write of the newest slot cut short leaves the number before it, which the store has
     /// passed: the store opens. With both slots damaged the mark is named.
     @Test func aDamagedSlotFallsBackToTheOtherAndTwoAreNamed() throws {
