@@ -47,7 +47,64 @@ private final class StreamWatch: Sendable {
     var isReleased: Bool { watched.withLock { $0.stream == nil } }
 }
 
+/// An interface whose `Join` hands its reply stream to the test on `joined` and leaves the call
+/// to it.
+private struct JoiningInterface: VarlinkInterface {
+    let name = "org.example.join"
+    let interfaceDescription = """
+        interface org.example.join
+        method Join() -> (i: int)
+        error Behind ()
+
+        """
+    let joined: AsyncStream<VarlinkReplyStream>.Continuation
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        guard
+            let stream = await context.replyStream(
+                fallingBehindAfter: 64,
+                then: VarlinkError("org.example.join.Behind")
+            )
+        else { throw VarlinkError.expectedMore }
+        joined.yield(stream)
+        return .continuing(on: stream)
+    }
+}
+
 @Suite struct VarlinkReplyStreamTests {
+    /// One reply framed once and sent to many streams, as an event is to its subscribers, reaches
+    /// each of them, in order with each stream's own replies around it.
+    @Test(.timeLimit(.minutes(1))) func aReplySharedByManyStreamsReachesEachInOrder() async throws {
+        let (joins, joined) = AsyncStream<VarlinkReplyStream>.makeStream()
+        var newlyJoined = joins.makeAsyncIterator()
+        let test = try await TestServer.start([JoiningInterface(joined: joined)])
+        var clients: [VarlinkClient] = []
+        var replies: [AsyncThrowingStream<VarlinkReplyMessage, any Error>.AsyncIterator] = []
+        var streams: [VarlinkReplyStream] = []
+        for _ in 0..<16 {
+            let client = try await VarlinkClient.connect(unixSocketPath: test.path)
+            replies.append(try await client.stream("org.example.join.Join").makeAsyncIterator())
+            streams.append(try #require(await newlyJoined.next()))
+            clients.append(client)
+        }
+        let shared = try VarlinkReply(["i": 0]).framed(continues: true)
+        for _ in 0..<3 {
+            for stream in streams { #expect(stream.send(shared)) }
+            for (index, stream) in streams.enumerated() {
+                #expect(stream.send(try VarlinkReply(["i": index + 1])))
+            }
+        }
+        for index in replies.indices {
+            var received: [JSONValue?] = []
+            for _ in 0..<6 { received.append(try await replies[index].next()?.parameters["i"]) }
+            let own = JSONValue.int(Int64(index + 1))
+            #expect(received == [0, own, 0, own, 0, own])
+        }
+        test.server.shutdown()
+        try await test.stopped()
+        for client in clients { await client.close() }
+    }
+
     /// A call left to its stream goes on with no handler: its replies arrive in order, and it
     /// ends when the peer hangs up, or, cancelled, when the server stops.
     @Test func aCallLeftToItsStreamGoesOnUntilTheHangUpOrTheStop() async throws {
