@@ -17,7 +17,7 @@ import Foundation
 /// second 4 KiB after the first (zeros between), so that the two never share a disk block:
 ///
 /// ```
-/// sesame-store-sequence 00000000000000000042 1f0c9a8e5b2d7c41\n   (60 bytes)
+/// sesame-store-sequence 00000000000000000042 a68629a6901b735e\n   (60 bytes)
 /// ```
 ///
 /// It is created whole, atomically; from then on each new number overwrites the slot that does
@@ -40,6 +40,7 @@ struct SequenceMark {
     static let slotSize = prefix.utf8.count + 20 + 1 + 16 + 1
     /// Where each slot starts.
     static let slotOffsets = [0, 4096]
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Reads the mark at `path`.
     init(path: String) throws(StoreError) {
@@ -83,7 +84,6 @@ struct SequenceMark {
         var slot = Data((body + " ").utf8)
         // Lowercase hex, two digits a byte, written directly: String(format:) for each byte
         // cost about 75,000 instructions at every change (issue 13).
-        let hexDigits = Array("0123456789abcdef".utf8)
         for byte in SHA256.hash(data: Data(body.utf8)).prefix(8) {
             slot.append(hexDigits[Int(byte >> 4)])
             slot.append(hexDigits[Int(byte & 0x0f)])

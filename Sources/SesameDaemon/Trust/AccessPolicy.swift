@@ -89,7 +89,7 @@ public struct AccessPolicy: Sendable, Hashable {
     /// Whether `uid` holds every right on an account of `owner` under any policy: it is root or
     /// the owner. Needs neither the caller's groups nor the policy, so a check that starts
     /// here takes no lock for the common case of users following their own accounts.
-    public static func holdsEverything(uid: UInt32, owner: UInt32) -> Bool {
+    public static func holdsAllRights(uid: UInt32, owner: UInt32) -> Bool {
         uid == 0 || uid == owner
     }
 
@@ -97,7 +97,7 @@ public struct AccessPolicy: Sendable, Hashable {
     public func rights(of caller: CallerIdentity, account id: String, provider: String, owner: UInt32)
         -> AccountRights
     {
-        if Self.holdsEverything(uid: caller.uid, owner: owner) { return .all }
+        if Self.holdsAllRights(uid: caller.uid, owner: owner) { return .all }
         var rights: AccountRights = []
         if let adminGroup, caller.groups.contains(adminGroup) { rights.formUnion([.observe, .logout]) }
         for grant in grants where grant.covers(caller) && grant.covers(account: id, provider: provider, owner: owner) {

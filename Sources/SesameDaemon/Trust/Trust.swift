@@ -248,10 +248,6 @@ final class FollowedIdentity: Sendable {
 
     /// The identity as last looked up.
     var current: CallerIdentity { known.withLock { $0.identity } }
-
-    /// The caller's uid, which no lookup changes.
-    var uid: UInt32 { peer.uid }
-
     /// Whether a reload happened or the last lookup is old: `refresh` would look it up.
     var isStale: Bool {
         let generation = trust.generation

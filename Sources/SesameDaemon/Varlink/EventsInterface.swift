@@ -55,7 +55,7 @@ struct EventsInterface: VarlinkInterface {
         let (trust, uid) = (self.trust, peer.uid)
         let visible: EventFilter.Visibility = { account, provider, owner in
             // Asked twice for every event and subscriber; root and the owner need no policy.
-            AccessPolicy.holdsEverything(uid: uid, owner: owner)
+            AccessPolicy.holdsAllRights(uid: uid, owner: owner)
                 || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
                     .contains(.observe)
         }
@@ -162,10 +162,7 @@ private final class StreamedEvents: EventSink {
                 held?.append(event)
                 return .held
             }
-            // Root and the account's owner see it whatever the groups: nothing to look up first.
-            guard !AccessPolicy.holdsEverything(uid: identity.uid, owner: event.owner), identity.isStale else {
-                return .now
-            }
+            guard identity.isStale else { return .now }
             held = [event]
             return .lookUp
         }

@@ -200,7 +200,8 @@ private struct ConnectionSetUp: Sendable {
     /// reads more at once.
     private static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65536)
 
-    /// Runs on the connection's event loop as it is accepted.
+    /// Runs on the connection's event loop as it is accepted, before the channel is registered,
+    /// so before its first read.
     func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
         guard let socket = channel as? SocketOptionProvider, let options = channel.syncOptions else {
             return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
