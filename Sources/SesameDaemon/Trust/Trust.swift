@@ -248,6 +248,7 @@ final class FollowedIdentity: Sendable {
 
     /// The identity as last looked up.
     var current: CallerIdentity { known.withLock { $0.identity } }
+
     /// Whether a reload happened or the last lookup is old: `refresh` would look it up.
     var isStale: Bool {
         let generation = trust.generation

@@ -207,7 +207,7 @@ private struct ConnectionSetUp: Sendable {
             return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
         // Set here, at once, rather than as the bootstrap's child options, which NIO applies
-        // through a chain of futures: a sixth of the cost of a connection made for one call
+        // through a chain of futures: an eighth of the cost of a connection made for one call
         // (issue 13).
         do {
             // A peer that has sent all its calls and shut down its side still gets the replies.
