@@ -34,7 +34,7 @@ public protocol VarlinkErrorConvertible: Error {
 /// What a handler knows about the call it answers, and how it sends intermediate replies.
 public struct VarlinkCallContext: Sendable {
     /// The calling process, as the kernel reported it when it connected.
-    public let peer: PeerCredentials
+    public private(set) var peer: PeerCredentials
     /// A logger that carries the peer's identity and the method as metadata. Made when
     /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
     /// most calls log nothing.
@@ -77,6 +77,14 @@ public struct VarlinkCallContext: Sendable {
         self.method = nil
         self.outbound = .inProcess(send)
         self.streaming = streaming
+    }
+
+    /// The same call on the same connection, answered as if `peer` had made it: for tests of
+    /// per-caller checks over a real socket, whose every peer is the test process's own uid.
+    func answered(as peer: PeerCredentials) -> VarlinkCallContext {
+        var context = self
+        context.peer = peer
+        return context
     }
 
     /// A stream for this streaming call's intermediate replies that never waits

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import SesameCore
+import SesameProtocol
+import Synchronization
+import Testing
+
+@testable import SesameDaemon
+@testable import SesameVarlink
+
+/// The Events handler answering as another uid: every peer of a socket in this process is
+/// the test's own uid (root), which sees every account, so the access checks would pass
+/// whatever they did.
+private struct EventsAsAnotherUser: VarlinkInterface {
+    let events: EventsInterface
+    let peer: PeerCredentials
+    var name: String { events.name }
+    var interfaceDescription: String { events.interfaceDescription }
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        try await events.handle(call, context: context.answered(as: peer))
+    }
+}
+
+/// A live subscription over a real connection, whose events go out through the connection's
+/// reply stream (not the in-process path `EventsHandlerTests` take): a reload that changes the
+/// subscriber's group memberships applies to it from its next event on.
+@Suite struct StreamedEventsTests {
+    private static let subscriber = PeerCredentials(pid: 1, uid: 1001, gid: 1001)
+    private static let watchers: UInt32 = 2000
+
+    @Test(.timeLimit(.minutes(1))) func aReloadedMembershipAppliesToALiveSubscription() async throws {
+        let memberships = Mutex<Set<UInt32>>([])
+        let policy = AccessPolicy(grants: [
+            Grant(principal: .group(Self.watchers), target: .provider("scripted"), rights: .observe, owner: 1000)
+        ])
+        let fixture = HandlerFixture(policy: policy) { uid in
+            uid == Self.subscriber.uid ? memberships.withLock { $0 } : []
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("test.socket").path
+        let server = try await VarlinkServer.bind(
+            .path(path, mode: 0o600),
+            configuration: .init(
+                info: .init(vendor: "Test", product: "test", version: "1", url: ""),
+                protocolInterface: "test.Protocol"
+            ),
+            interfaces: [EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)],
+            logger: Logger(label: "test")
+        )
+        let running = Task { try await server.run() }
+        let client = try await VarlinkClient.connect(unixSocketPath: path)
+        var replies = try await client.stream(EventsContract.interface + ".Subscribe").makeAsyncIterator()
+        #expect(try await replies.next()?.parameters["ready"] != nil)
+
+        /// The account of the next event that reaches the subscriber.
+        func nextAccount() async throws -> String? {
+            try await replies.next()?.parameters["event"]?["account"]?.stringValue
+        }
+        /// Applies a reload, as SIGHUP does, after the subscriber's memberships changed.
+        func reload(memberOfWatchers: Bool) {
+            memberships.withLock { $0 = memberOfWatchers ? [Self.watchers] : [] }
+            fixture.trust.update(policy: policy, limits: UserLimits())
+        }
+
+        // Another user's account stays hidden: the next event is the subscriber's own.
+        _ = try await fixture.imported(subject: "other-1", as: 1000)
+        var own = try await fixture.imported(subject: "own-1", as: 1001)
+        try #require(await nextAccount() == own.id)
+
+        // Added to the group: the subscriber's next event (its own) looks its groups up again,
+        // and the other user's accounts are visible from then on.
+        reload(memberOfWatchers: true)
+        own = try await fixture.imported(subject: "own-2", as: 1001)
+        try #require(await nextAccount() == own.id)
+        let other = try await fixture.imported(subject: "other-2", as: 1000)
+        own = try await fixture.imported(subject: "own-3", as: 1001)
+        try #require(await nextAccount() == other.id)
+        try #require(await nextAccount() == own.id)
+
+        // Taken out of the group: the next event passed the publisher's check with the groups
+        // as they were, and is dropped when they have been looked up again, before it is sent.
+        reload(memberOfWatchers: false)
+        _ = try await fixture.imported(subject: "other-3", as: 1000)
+        own = try await fixture.imported(subject: "own-4", as: 1001)
+        try #require(await nextAccount() == own.id)
+
+        server.shutdown()
+        try await running.value
+        await client.close()
+    }
+}
