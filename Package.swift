@@ -46,7 +46,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Calls a Varlink handler in-process with typed parameters and collects its replies.
+        // Calls a Varlink handler in-process with typed parameters and collects its replies, or
+        // serves it on a socket of a test's own.
         .target(
             name: "SesameVarlinkTesting",
             dependencies: ["SesameVarlink", .product(name: "Logging", package: "swift-log")]
@@ -183,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "SesameVarlinkTests",
             dependencies: [
-                "SesameVarlink", .product(name: "Logging", package: "swift-log"),
+                "SesameVarlink", "SesameVarlinkTesting", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

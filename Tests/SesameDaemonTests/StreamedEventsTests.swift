@@ -1,7 +1,6 @@
-import Foundation
-import Logging
 import SesameCore
 import SesameProtocol
+import SesameVarlinkTesting
 import Synchronization
 import Testing
 
@@ -37,20 +36,8 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         let fixture = HandlerFixture(policy: policy) { uid in
             uid == Self.subscriber.uid ? memberships.withLock { $0 } : []
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("test.socket").path
-        let server = try await VarlinkServer.bind(
-            .path(path, mode: 0o600),
-            configuration: .init(
-                info: .init(vendor: "Test", product: "test", version: "1", url: ""),
-                protocolInterface: "test.Protocol"
-            ),
-            interfaces: [EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)],
-            logger: Logger(label: "test")
-        )
-        let running = Task { try await server.run() }
-        let client = try await VarlinkClient.connect(unixSocketPath: path)
+        let test = try await TestServer.start([EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)])
+        let client = try await VarlinkClient.connect(unixSocketPath: test.path)
         var replies = try await client.stream(EventsContract.interface + ".Subscribe").makeAsyncIterator()
         #expect(try await replies.next()?.parameters["ready"] != nil)
 
@@ -86,8 +73,8 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         own = try await fixture.imported(subject: "own-4", as: 1001)
         try #require(await nextAccount() == own.id)
 
-        server.shutdown()
-        try await running.value
+        test.server.shutdown()
+        try await test.stopped()
         await client.close()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SesameVarlinkTesting
 import Testing
 
 @testable import SesameVarlink

@@ -1,17 +1,18 @@
 import Foundation
 import Logging
-
-@testable import SesameVarlink
+import SesameVarlink
 
 /// A server on a socket of its own in a fresh temporary directory, running until `stop`.
-struct TestServer {
-    let path: String
-    let server: VarlinkServer
+public struct TestServer: Sendable {
+    /// The socket's path.
+    public let path: String
+    /// The server, to shut down.
+    public let server: VarlinkServer
     private let directory: URL
     private let running: Task<Void, any Error>
 
     /// Binds a server for `interfaces` and starts it.
-    static func start(_ interfaces: [any VarlinkInterface]) async throws -> TestServer {
+    public static func start(_ interfaces: [any VarlinkInterface]) async throws -> TestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
         let path = directory.appendingPathComponent("test.socket").path
         let server = try await VarlinkServer.bind(
@@ -27,7 +28,7 @@ struct TestServer {
     }
 
     /// Waits for the server to end (after `server.shutdown()`), then removes its directory.
-    func stopped() async throws {
+    public func stopped() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await running.value
     }
