@@ -109,6 +109,22 @@ import Testing
         #expect(await iterator.next()?.event?.account == own.id, "the other user's event was not sent")
     }
 
+    @Test func aMembershipAReloadFindsAddedCountsForALiveSubscription() async throws {
+        let admins = Members([])
+        let policy = AccessPolicy(adminGroup: 500)
+        let fixture = HandlerFixture(policy: policy, groups: { admins.contains($0) ? [500] : [] })
+        let (replies, task) = try subscribe(fixture, uid: 1001)
+        defer { task.cancel() }
+        var iterator = replies.makeAsyncIterator()
+        #expect(await iterator.next()?.ready != nil)
+        admins.add(1001)  // gpasswd -a, then SIGHUP
+        fixture.trust.update(policy: policy, limits: UserLimits())
+        // No event of the subscriber's own comes first to have its groups looked up again.
+        let seen = try await fixture.imported(subject: "seen-as-admin")
+        _ = try await fixture.imported(subject: "own", as: 1001)
+        #expect(await iterator.next()?.event?.account == seen.id, "the other user's event was not sent")
+    }
+
     @Test func subscriptionsBeyondTheUsersAllowanceAreTooManySubscriptions() async throws {
         let fixture = HandlerFixture(limits: UserLimits(subscriptions: 1))
         let (replies, task) = try subscribe(fixture)
@@ -140,4 +156,6 @@ private final class Members: Sendable {
     func contains(_ uid: UInt32) -> Bool { uids.withLock { $0.contains(uid) } }
 
     func remove(_ uid: UInt32) { _ = uids.withLock { $0.remove(uid) } }
+
+    func add(_ uid: UInt32) { _ = uids.withLock { $0.insert(uid) } }
 }

@@ -48,9 +48,8 @@ struct EventsInterface: VarlinkInterface {
         var held = true
         defer { if held { trust.release(.subscription, for: peer.uid) } }
         // The policy is read at every event, and the caller's groups again after each reload
-        // (and every half minute), so a grant or membership withdrawn applies to this
-        // subscription too. The engine filters with the groups as last looked up; sending
-        // looks them up anew when stale and checks again, so nothing slips through.
+        // (and every half minute), so a grant or membership added or withdrawn applies to this
+        // subscription too. Sending looks the groups up anew when stale and checks with them.
         let identity = FollowedIdentity(of: peer, trust: trust)
         let (trust, uid) = (self.trust, peer.uid)
         let visible: EventFilter.Visibility = { account, provider, owner in
@@ -59,7 +58,16 @@ struct EventsInterface: VarlinkInterface {
                 || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
                     .contains(.observe)
         }
-        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visible)
+        // The engine's filter also passes what stale groups refuse: a membership added since
+        // may allow it, and the groups are looked up again only for an event that reaches the
+        // sender. With the strict check alone, a subscriber that sees nothing but what the new
+        // membership allows would never have them looked up, and never see it.
+        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds) {
+            account,
+            provider,
+            owner in
+            visible(account, provider, owner) || identity.isStale
+        }
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
             identity.refresh()
@@ -75,7 +83,12 @@ struct EventsInterface: VarlinkInterface {
         case .replay(let missed):
             for event in missed { try await send(event) }
         case .resync:
-            try await context.send(VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: accounts))))
+            // Listed by the engine with the lenient filter: only what fresh groups allow is sent.
+            identity.refresh()
+            let visibleAccounts = accounts.filter { visible($0.id, $0.provider, $0.ownerUID) }
+            try await context.send(
+                VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: visibleAccounts)))
+            )
         }
         do {
             if let stream = try await handOff(subscription, context, identity: identity, visible: visible) {
