@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import SesameVarlink
 
-/// A server on a socket of its own in a fresh temporary directory, running until `stop`.
+/// A server on a socket of its own in a fresh temporary directory, running until
+/// `server.shutdown()`; `stopped()` then waits for it and removes the directory.
 public struct TestServer: Sendable {
     /// The socket's path.
     public let path: String

@@ -1,5 +1,6 @@
 import Foundation
 import SesameVarlink
+import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -30,6 +31,15 @@ import Testing
 
     @Test func ownerAndRootMayDoEverything() {
         #expect(rights(owner) == .all && rights(root) == .all)
+    }
+
+    @Test func groupsMayAllowObservingWhereAGroupsGrantOrTheAdminGroupCouldSee() {
+        let byGroup = AccessPolicy(grants: [Grant(principal: .group(950), target: .provider("google"), rights: .use)])
+        #expect(byGroup.groupsMayAllowObserving(account: "google-1", provider: "google", owner: 1000))
+        #expect(!byGroup.groupsMayAllowObserving(account: "kakao-1", provider: "kakao", owner: 1000))
+        let byUser = AccessPolicy(grants: [Grant(principal: .user(3000), target: .account("kakao-1"), rights: .use)])
+        #expect(!byUser.groupsMayAllowObserving(account: "kakao-1", provider: "kakao", owner: 1000))
+        #expect(AccessPolicy(adminGroup: 900).groupsMayAllowObserving(account: "kakao-1", provider: "kakao", owner: 1))
     }
 
     @Test func theAdminGroupObservesAndLogsOutButNeverUses() {
@@ -163,4 +173,52 @@ import Testing
         #expect(trust.acquire(.subscription, for: 7) == nil)
         #expect(trust.acquire(.subscription, for: 7)?.name == "io.sesame.Events.TooManySubscriptions")
     }
+
+    /// A lookup that began before a reload and ends after it (a slow LDAP) found the memberships
+    /// from before: the lookups after the reload do not take them from it.
+    @Test(.timeLimit(.minutes(1))) func groupsLookedUpAcrossAReloadAreNotKeptForAfterIt() async throws {
+        let lookUp = HeldLookUp(firstFinds: [900])
+        let policy = AccessPolicy(adminGroup: 900)
+        let trust = Trust(policy: policy, limits: UserLimits(), groups: lookUp.groups)
+        let peer = PeerCredentials(pid: 1, uid: 2000, gid: 2000)
+        let (found, finding) = AsyncStream<CallerIdentity>.makeStream()
+        // On a thread of its own: the lookup blocks, as one in the user database may.
+        DispatchQueue.global().async { finding.yield(trust.identity(of: peer)) }
+        await lookUp.untilHeld()
+        trust.update(policy: policy, limits: UserLimits())  // gpasswd -d, then SIGHUP
+        lookUp.letGo()
+        var before = found.makeAsyncIterator()
+        #expect(await before.next()?.groups.contains(900) == true)
+        #expect(!trust.identity(of: peer).groups.contains(900))
+    }
+}
+
+/// A group lookup whose first call waits until the test lets it go, then finds `firstFinds`;
+/// every later one finds nothing.
+private final class HeldLookUp: Sendable {
+    private let firstFinds: Set<UInt32>
+    private let calls = Mutex(0)
+    private let released = DispatchSemaphore(value: 0)
+    private let (held, holding) = AsyncStream<Void>.makeStream()
+
+    init(firstFinds: Set<UInt32>) { self.firstFinds = firstFinds }
+
+    @Sendable func groups(_ uid: UInt32) -> Set<UInt32> {
+        let isFirst = calls.withLock { calls in
+            calls += 1
+            return calls == 1
+        }
+        guard isFirst else { return [] }
+        holding.yield()
+        released.wait()
+        return firstFinds
+    }
+
+    /// Returns once the first lookup is waiting.
+    func untilHeld() async {
+        var iterator = held.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    func letGo() { released.signal() }
 }

@@ -99,7 +99,7 @@ import Testing
         let (replies, task) = try subscribe(fixture, uid: 1001)
         defer { task.cancel() }
         var iterator = replies.makeAsyncIterator()
-        #expect(await iterator.next()?.ready != nil)
+        try #require(await iterator.next()?.ready != nil)
 
         admins.add(1001)  // gpasswd -a, then SIGHUP
         fixture.trust.update(policy: policy, limits: UserLimits())

@@ -7,9 +7,8 @@ import Testing
 @testable import SesameDaemon
 @testable import SesameVarlink
 
-/// The Events handler answering as another uid: every peer of a socket in this process is
-/// the test's own uid (root), which sees every account, so the access checks would pass
-/// whatever they did.
+/// The Events handler answering as another uid: every peer of a socket in this process has
+/// the test's own uid (root, as the suite runs), to whom the access checks do not apply.
 private struct EventsAsAnotherUser: VarlinkInterface {
     let events: EventsInterface
     let peer: PeerCredentials
@@ -39,7 +38,7 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         let test = try await TestServer.start([EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)])
         let client = try await VarlinkClient.connect(unixSocketPath: test.path)
         var replies = try await client.stream(EventsContract.interface + ".Subscribe").makeAsyncIterator()
-        #expect(try await replies.next()?.parameters["ready"] != nil)
+        try #require(await replies.next()?.parameters["ready"] != nil)
 
         /// The account of the next event that reaches the subscriber.
         func nextAccount() async throws -> String? {

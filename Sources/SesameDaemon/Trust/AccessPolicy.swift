@@ -111,6 +111,17 @@ public struct AccessPolicy: Sendable, Hashable {
         rights(of: caller, account: account.id, provider: account.provider, owner: account.ownerUID)
     }
 
+    /// Whether a group could let a caller observe the account `id` of `provider`, owned by
+    /// `owner`: there is an admin group, or a group's grant covers the account. If not, the
+    /// caller's groups cannot change whether it sees the account.
+    public func groupsMayAllowObserving(account id: String, provider: String, owner: UInt32) -> Bool {
+        adminGroup != nil
+            || grants.contains { grant in
+                guard case .group = grant.principal, grant.rights.contains(.observe) else { return false }
+                return grant.covers(account: id, provider: provider, owner: owner)
+            }
+    }
+
     /// Whether `caller` may see every account without asking each time (root and the admin group).
     public func observesEverything(_ caller: CallerIdentity) -> Bool {
         caller.uid == 0 || adminGroup.map(caller.groups.contains) == true

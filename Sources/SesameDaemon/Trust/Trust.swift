@@ -199,15 +199,18 @@ final class Trust: Sendable, VarlinkConnectionGate {
     /// The uid's groups from the user database, remembered for a while: a lookup may go to
     /// LDAP or sssd and block, and a busy client makes many calls. They are the same for every
     /// process of the uid; the primary group of each process is added by the caller.
+    /// A lookup that began before a reload may end after it: what it found is kept for its own
+    /// generation only, so the lookups after the reload do not take the memberships from before.
     private func userGroups(of uid: UInt32) -> Set<UInt32> {
         let now = ContinuousClock.now
-        if let cached = groupCache.withLock({ $0[uid] }), cached.expires > now {
+        let generation = self.generation
+        if let cached = groupCache.withLock({ $0[uid] }), cached.expires > now, cached.generation == generation {
             return cached.groups
         }
         let groups = lookUpGroups(uid)
         groupCache.withLock { cache in
             if cache.count > 4096 { cache.removeAll() }
-            cache[uid] = (groups, now + Self.groupCacheLifetime)
+            cache[uid] = CachedGroups(groups: groups, expires: now + Self.groupCacheLifetime, generation: generation)
         }
         return groups
     }
@@ -219,7 +222,14 @@ final class Trust: Sendable, VarlinkConnectionGate {
 
     /// How long looked-up groups are trusted before they are looked up again.
     static let groupCacheLifetime: Duration = .seconds(30)
-    private let groupCache = Mutex<[UInt32: (groups: Set<UInt32>, expires: ContinuousClock.Instant)]>([:])
+    private let groupCache = Mutex<[UInt32: CachedGroups]>([:])
+
+    /// A uid's groups as one lookup found them, and the reload they were looked up under.
+    private struct CachedGroups {
+        var groups: Set<UInt32>
+        var expires: ContinuousClock.Instant
+        var generation: UInt64
+    }
 }
 
 /// The identity of a long-lived caller (a live subscription), looked up again after each

@@ -58,15 +58,19 @@ struct EventsInterface: VarlinkInterface {
                 || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
                     .contains(.observe)
         }
-        // The engine's filter also passes what stale groups refuse: a membership added since
-        // may allow it, and the groups are looked up again only for an event that reaches the
-        // sender. With the strict check alone, a subscriber that sees nothing but what the new
-        // membership allows would never have them looked up, and never see it.
+        // The engine's filter also passes what stale groups refuse, if a group could allow it:
+        // a membership added since may, and the groups are looked up again only for an event
+        // that reaches the sender, which then checks strictly. With the strict check alone, a
+        // subscriber that sees nothing but what the new membership allows would never have its
+        // groups looked up, and never see it. Such events count towards the subscriber's queue
+        // until the lookup ends, as any other.
         let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds) {
             account,
             provider,
             owner in
-            visible(account, provider, owner) || identity.isStale
+            if visible(account, provider, owner) { return true }
+            return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
+                && identity.isStale
         }
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
@@ -192,8 +196,10 @@ private final class StreamedEvents: EventSink {
     }
 
     private func lookUpThenSendHeld() {
-        identity.refresh()
         while true {
+            // Before every batch: a reload may come while one is sent, and the events that
+            // arrive meanwhile are held, not looked at by `deliver`.
+            identity.refresh()
             let events = held.withLock { held -> [EventReply.Encoded] in
                 let events = held ?? []
                 held = events.isEmpty ? nil : []

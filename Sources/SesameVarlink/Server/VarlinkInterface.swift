@@ -34,7 +34,7 @@ public protocol VarlinkErrorConvertible: Error {
 /// What a handler knows about the call it answers, and how it sends intermediate replies.
 public struct VarlinkCallContext: Sendable {
     /// The calling process, as the kernel reported it when it connected.
-    public private(set) var peer: PeerCredentials
+    public let peer: PeerCredentials
     /// A logger that carries the peer's identity and the method as metadata. Made when
     /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
     /// most calls log nothing.
@@ -82,9 +82,15 @@ public struct VarlinkCallContext: Sendable {
     /// The same call on the same connection, answered as if `peer` had made it: for tests of
     /// per-caller checks over a real socket, whose every peer is the test process's own uid.
     func answered(as peer: PeerCredentials) -> VarlinkCallContext {
-        var context = self
-        context.peer = peer
-        return context
+        VarlinkCallContext(peer: peer, baseLogger: baseLogger, method: method, outbound: outbound, streaming: streaming)
+    }
+
+    private init(peer: PeerCredentials, baseLogger: Logger, method: String?, outbound: Outbound, streaming: Bool) {
+        self.peer = peer
+        self.baseLogger = baseLogger
+        self.method = method
+        self.outbound = outbound
+        self.streaming = streaming
     }
 
     /// A stream for this streaming call's intermediate replies that never waits
