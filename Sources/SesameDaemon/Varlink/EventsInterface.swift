@@ -64,14 +64,12 @@ struct EventsInterface: VarlinkInterface {
         // subscriber that sees nothing but what the new membership allows would never have its
         // groups looked up, and never see it. Such events count towards the subscriber's queue
         // until the lookup ends, as any other.
-        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds) {
-            account,
-            provider,
-            owner in
+        let visibleOrStale: EventFilter.Visibility = { account, provider, owner in
             if visible(account, provider, owner) { return true }
             return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
                 && identity.isStale
         }
+        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visibleOrStale)
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
             identity.refresh()
