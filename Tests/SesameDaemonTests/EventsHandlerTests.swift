@@ -4,7 +4,6 @@ import SesameCore
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
-import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -136,17 +135,4 @@ extension Result {
     fileprivate var failure: Failure? {
         if case .failure(let error) = self { error } else { nil }
     }
-}
-
-/// The members of a group, as a test changes them.
-private final class Members: Sendable {
-    private let uids: Mutex<Set<UInt32>>
-
-    init(_ uids: Set<UInt32>) { self.uids = Mutex(uids) }
-
-    func contains(_ uid: UInt32) -> Bool { uids.withLock { $0.contains(uid) } }
-
-    func remove(_ uid: UInt32) { _ = uids.withLock { $0.remove(uid) } }
-
-    func add(_ uid: UInt32) { _ = uids.withLock { $0.insert(uid) } }
 }

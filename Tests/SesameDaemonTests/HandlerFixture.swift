@@ -150,3 +150,16 @@ final class SaveHold: Sendable {
         state.withLock { $0.holding = false }
     }
 }
+
+/// The members of a group, as a test changes them.
+final class Members: Sendable {
+    private let uids: Mutex<Set<UInt32>>
+
+    init(_ uids: Set<UInt32>) { self.uids = Mutex(uids) }
+
+    func contains(_ uid: UInt32) -> Bool { uids.withLock { $0.contains(uid) } }
+
+    func remove(_ uid: UInt32) { _ = uids.withLock { $0.remove(uid) } }
+
+    func add(_ uid: UInt32) { _ = uids.withLock { $0.insert(uid) } }
+}

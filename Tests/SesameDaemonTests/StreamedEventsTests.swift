@@ -1,7 +1,6 @@
 import SesameCore
 import SesameProtocol
 import SesameVarlinkTesting
-import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -28,13 +27,11 @@ private struct EventsAsAnotherUser: VarlinkInterface {
     private static let watchers: UInt32 = 2000
 
     @Test(.timeLimit(.minutes(1))) func aReloadedMembershipAppliesToALiveSubscription() async throws {
-        let memberships = Mutex<Set<UInt32>>([])
+        let members = Members([])
         let policy = AccessPolicy(grants: [
             Grant(principal: .group(Self.watchers), target: .provider("scripted"), rights: .observe, owner: 1000)
         ])
-        let fixture = HandlerFixture(policy: policy) { uid in
-            uid == Self.subscriber.uid ? memberships.withLock { $0 } : []
-        }
+        let fixture = HandlerFixture(policy: policy) { members.contains($0) ? [Self.watchers] : [] }
         let test = try await TestServer.start([EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)])
         let client = try await VarlinkClient.connect(unixSocketPath: test.path)
         var replies = try await client.stream(EventsContract.interface + ".Subscribe").makeAsyncIterator()
@@ -46,7 +43,7 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         }
         /// Applies a reload, as SIGHUP does, after the subscriber's memberships changed.
         func reload(memberOfWatchers: Bool) {
-            memberships.withLock { $0 = memberOfWatchers ? [Self.watchers] : [] }
+            if memberOfWatchers { members.add(Self.subscriber.uid) } else { members.remove(Self.subscriber.uid) }
             fixture.trust.update(policy: policy, limits: UserLimits())
         }
 
