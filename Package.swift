@@ -156,6 +156,8 @@ let package = Package(
         ),
         // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.
         .executableTarget(name: "sesame-example", dependencies: ["SesameClient"]),
+        // A toolchain fault the release build met (a function in a task-local), reproduced alone.
+        .executableTarget(name: "repro-task-local-function"),
         .executableTarget(
             name: "sesamectl",
             dependencies: [

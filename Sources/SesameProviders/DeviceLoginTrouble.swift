@@ -1,9 +1,14 @@
 /// How device polling tells its caller about trouble at the provider as it happens (a 503, a
-/// timeout), while it goes on polling: a task-local reporter, so no adapter's signature changes.
+/// timeout), while it goes on polling. The report is a parameter of `finishDeviceLogin`, not a
+/// task-local: optimized builds crash binding a function-typed task-local (a toolchain fault,
+/// shown alone by the `repro-task-local-function` target).
 public enum DeviceLoginTrouble {
     /// Called with a short fixed sentence when a poll meets trouble, and with nil when a poll
-    /// gets through again; nil (the default) reports nothing.
-    @TaskLocal public static var reporter: (@Sendable (String?) async -> Void)?
+    /// gets through again.
+    public typealias Report = @Sendable (String?) async -> Void
+
+    /// Reports nothing: for callers that have nobody to tell.
+    public static let ignored: Report = { _ in }
 
     /// What a person is told about a transient failure: a fixed sentence built from the kind of
     /// failure and a status number only, never from the provider's words.

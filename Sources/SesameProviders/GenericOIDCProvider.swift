@@ -71,16 +71,20 @@ public final class GenericOIDCProvider: ProviderAdapter {
         )
     }
 
-    public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
-        try await pollDeviceToken(authorization) { response throws(ProviderError) in
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+        async throws(ProviderError) -> ProviderLogin
+    {
+        try await pollDeviceToken(authorization, onTrouble: onTrouble) { response throws(ProviderError) in
             try OAuthHTTP.classify(response, as: TokenResponse.self)
         }
     }
 
     /// Polls the token endpoint (RFC 8628 §3.4) until the person approved or denied, or the code
-    /// expired; `classify` reads each answer (Google reads its errors its own way).
+    /// expired; `classify` reads each answer (Google reads its errors its own way), and
+    /// `onTrouble` hears of transient failures and of their passing.
     func pollDeviceToken(
         _ authorization: DeviceAuthorization,
+        onTrouble: DeviceLoginTrouble.Report,
         classify: (OAuthHTTP.Response) throws(ProviderError) -> TokenResponse
     ) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await tokenEndpoint()
@@ -104,13 +108,13 @@ public final class GenericOIDCProvider: ProviderAdapter {
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
             } catch .rejected(error: "authorization_pending", _) {
-                if troubled { await DeviceLoginTrouble.reporter?(nil) }
+                if troubled { await onTrouble(nil) }
                 troubled = false
             } catch .rejected(error: "slow_down", _) {
                 interval += .seconds(5)
             } catch .transient(let reason, _) {
                 // Keep polling at the same pace until the code expires; the provider may come back.
-                if !Task.isCancelled { await DeviceLoginTrouble.reporter?(DeviceLoginTrouble.sentence(for: reason)) }
+                if !Task.isCancelled { await onTrouble(DeviceLoginTrouble.sentence(for: reason)) }
                 troubled = true
             }
         }

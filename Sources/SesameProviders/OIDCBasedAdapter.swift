@@ -18,9 +18,11 @@ extension OIDCBasedAdapter {
         return try await base.startDeviceLogin(scopes: scopes)
     }
 
-    public func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+        async throws(ProviderError) -> ProviderLogin
+    {
         try refuseUnless(.device)
-        return try await base.finishDeviceLogin(authorization)
+        return try await base.finishDeviceLogin(authorization, onTrouble: onTrouble)
     }
 
     public func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)

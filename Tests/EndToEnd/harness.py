@@ -38,10 +38,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def bin_dir() -> Path:
+    """Where the binaries under test are: SESAME_BIN_DIR, or else the release build as shipped
+    (scripts/lib/release-build; scripts/test builds it), never the debug build by default: the
+    optimizer and the statically linked runtime are part of what users run."""
     explicit = os.environ.get("SESAME_BIN_DIR")
     if explicit:
         return Path(explicit)
-    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPO, check=True, capture_output=True, text=True)
+    out = subprocess.run(["bash", "-c", 'source scripts/lib/release-build && swift build "${release_build[@]}" '
+                          "--show-bin-path"], cwd=REPO, check=True, capture_output=True, text=True)
     return Path(out.stdout.strip())
 
 

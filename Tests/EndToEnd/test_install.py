@@ -1,8 +1,7 @@
-"""Installing Sesame (issue 15): scripts/install into a DESTDIR, scripts/uninstall, and the Debian
-package from scripts/package. Everything here stays inside pytest's temporary directories: the
-package is built and inspected, never installed (dpkg -i changes the machine; that check is by
-hand, see the issue's note). The binaries are the ones under test (SESAME_BIN_DIR), so nothing
-is built in release mode."""
+"""Installing Sesame: scripts/install into a DESTDIR, scripts/uninstall, and the Debian package
+from scripts/package. Everything here stays inside pytest's temporary directories: the package is
+built and inspected (test_installed_package.py installs one on the machine). The binaries are the
+ones under test (SESAME_BIN_DIR, the release build scripts/test made), so nothing is built here."""
 
 import os
 import re

@@ -12,7 +12,9 @@ private struct SilentProvider: ProviderAdapter {
     func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
         throw .unsupported("test")
     }
-    func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
+    func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+        async throws(ProviderError) -> ProviderLogin
+    {
         throw .unsupported("test")
     }
     func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)

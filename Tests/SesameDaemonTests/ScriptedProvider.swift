@@ -59,7 +59,9 @@ final class ScriptedProvider: ProviderAdapter {
         )
     }
 
-    func finishDeviceLogin(_ authorization: DeviceAuthorization) async throws(ProviderError) -> ProviderLogin {
+    func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+        async throws(ProviderError) -> ProviderLogin
+    {
         try script.withLock { $0.login }.get()
     }
 

@@ -30,7 +30,7 @@ extension OAuthExchangeTests {
         )
         transport.on(Self.userinfo, Reply.json(["sub": "alice", "name": "Alice"]))
         let provider = provider()
-        let login = Task { try await provider.finishDeviceLogin(authorization) }
+        let login = Task { try await provider.finishDeviceLogin(authorization, onTrouble: DeviceLoginTrouble.ignored) }
 
         // RFC 8628 §3.5: polls `interval` apart; slow_down adds 5 s for this and later polls.
         for (wait, polls) in [(6, 0), (1, 1), (7, 2), (11, 2)] {
@@ -54,7 +54,7 @@ extension OAuthExchangeTests {
         let authorization = try await startDeviceLogin(expiresIn: 10, interval: 5)
         transport.on(Self.token, Reply.json(.badRequest, ["error": "authorization_pending"]))
         let provider = provider()
-        let login = Task { try await provider.finishDeviceLogin(authorization) }
+        let login = Task { try await provider.finishDeviceLogin(authorization, onTrouble: DeviceLoginTrouble.ignored) }
         await clock.untilSleeping()
         clock.advance(by: .seconds(5))
         await clock.untilSleeping()
@@ -72,7 +72,7 @@ extension OAuthExchangeTests {
         transport.on(Self.userinfo, Reply.json(["sub": ""]))
         transport.on(Self.revocation, Reply.text(.ok, ""))
         let provider = provider()
-        let login = Task { try await provider.finishDeviceLogin(authorization) }
+        let login = Task { try await provider.finishDeviceLogin(authorization, onTrouble: DeviceLoginTrouble.ignored) }
         await clock.untilSleeping()
         clock.advance(by: .seconds(1))
         await #expect(throws: ProviderError.self) { try await login.value }

@@ -30,9 +30,7 @@ extension OAuthExchangeTests {
         let reports = Mutex<[String?]>([])
         let provider = provider()
         let login = Task {
-            try await DeviceLoginTrouble.$reporter.withValue({ trouble in reports.withLock { $0.append(trouble) } }) {
-                try await provider.finishDeviceLogin(authorization)
-            }
+            try await provider.finishDeviceLogin(authorization) { trouble in reports.withLock { $0.append(trouble) } }
         }
         for _ in 0..<5 {
             await clock.untilSleeping()

@@ -28,9 +28,10 @@ extension AccountsInterface {
                     expiresAt: authorization.expiresAt
                 )
                 try await context.send(VarlinkReply(LoginReply(verification: verification)))
-                let login = try await DeviceLoginTrouble.$reporter.withValue(Self.troubleReporter(context)) {
-                    try await adapter.finishDeviceLogin(authorization)
-                }
+                let login = try await adapter.finishDeviceLogin(
+                    authorization,
+                    onTrouble: Self.troubleReporter(context)
+                )
                 return try await accountReply(
                     for: login,
                     provider: request.provider,
@@ -139,7 +140,7 @@ extension AccountsInterface {
     /// Passes device polling's trouble on to the caller as it happens, in replies of their own
     /// (the sentences are fixed ones, never the provider's words); a caller that has gone is
     /// noticed by the server, which cancels the call.
-    private static func troubleReporter(_ context: VarlinkCallContext) -> @Sendable (String?) async -> Void {
+    private static func troubleReporter(_ context: VarlinkCallContext) -> DeviceLoginTrouble.Report {
         { trouble in
             try? await context.send(VarlinkReply(LoginReply(trouble: trouble ?? "")))
         }
