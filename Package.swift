@@ -165,9 +165,13 @@ let package = Package(
                 "SesameClient",
                 "SesameCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
+        .testTarget(name: "sesamectlTests", dependencies: ["sesamectl"]),
         .testTarget(
             name: "SesameProtocolTests",
             dependencies: ["SesameProtocol", "SesameCore"]

@@ -14,8 +14,10 @@ struct Login: AsyncParsableCommand {
             and counts down until the code expires; trouble at the provider is shown as it \
             happens. With the browser (authorization code) flow, sesamectl listens on 127.0.0.1 \
             for the redirect (the browser belongs to you, not to the daemon, which may run as a \
-            system service), opens the browser with xdg-open when there is a display, and prints \
-            the URL. Ctrl-C cancels the login, in sesamed too, and exits 130.
+            system service) and takes it only from connections of your own user, opens the \
+            browser with xdg-open when there is a display (through a page only you can read, so \
+            that the URL stands on no command line), and prints the URL. Ctrl-C cancels the \
+            login, in sesamed too, and exits 130.
             """
     )
 
@@ -75,7 +77,7 @@ struct Login: AsyncParsableCommand {
     private func login(_ client: SesameClient, screen: Terminal, interrupt: InterruptHandler) async throws -> Account {
         let info = try await providerInfo(client)
         let device = flow == .device || (flow == nil && info.defaultFlow == .device)
-        var listener = device ? nil : try LoopbackListener(registered: info.redirectURI)
+        var listener = device ? nil : try await LoopbackListener.open(registered: info.redirectURI)
         var line: StatusLine?
         var ticker: Task<Void, Never>?
         // Whatever ends the login, the live line is gone before anything else is printed.

@@ -1,0 +1,198 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The browser's redirect back to sesamectl, its connection held open until `answer` tells the
+/// browser how the login ended.
+struct BrowserRedirect: Sendable {
+    /// What the provider sent back.
+    enum Outcome: Sendable {
+        /// The authorization code, to be exchanged by sesamed.
+        case code(String)
+        /// The provider's `error` and `error_description`: the login ended there.
+        case refused(String, String?)
+    }
+
+    fileprivate let connection: any Channel
+    /// What the redirect carried.
+    let outcome: Outcome
+
+    /// Shows `page` in the browser, then closes the connection; returns once the page was sent
+    /// (or the browser had gone), so that sesamectl may exit.
+    func answer(_ page: String) async {
+        try? await RedirectHandler.respond(on: connection, status: .ok, page).get()
+    }
+}
+
+/// What the listener's connections share: the login whose redirect is awaited, and that
+/// redirect once a connection of the right user brought it.
+final class RedirectInbox: Sendable {
+    private struct Waiting {
+        var state: String?
+        var arrived: BrowserRedirect?
+        var waiter: CheckedContinuation<BrowserRedirect, any Error>?
+        var handedOver = false
+        var cancelled = false
+    }
+
+    /// What became of a redirect brought to the inbox.
+    enum Delivery {
+        case handedOver, otherLogin, alreadyHandedOver
+    }
+
+    /// The uid whose sockets may hand a redirect over: the user running sesamectl.
+    let owner: UInt32
+    private let waiting = Mutex(Waiting())
+
+    init(owner: UInt32) {
+        self.owner = owner
+    }
+
+    /// Names the login whose redirect is to be handed over.
+    func expect(state: String) {
+        waiting.withLock { $0.state = state }
+    }
+
+    /// Hands `redirect` over when it is of the awaited login and the first to be.
+    func deliver(_ redirect: BrowserRedirect, state: String) -> Delivery {
+        let (delivery, waiter): (Delivery, CheckedContinuation<BrowserRedirect, any Error>?) = waiting.withLock {
+            guard $0.state == state else { return (.otherLogin, nil) }
+            guard !$0.handedOver else { return (.alreadyHandedOver, nil) }
+            $0.handedOver = true
+            guard let waiter = $0.waiter else {
+                $0.arrived = redirect
+                return (.handedOver, nil)
+            }
+            $0.waiter = nil
+            return (.handedOver, waiter)
+        }
+        waiter?.resume(returning: redirect)
+        return delivery
+    }
+
+    /// The redirect, once it has arrived; throws when the waiting task is cancelled.
+    func arrival() async throws -> BrowserRedirect {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<BrowserRedirect, any Error>? = waiting.withLock {
+                    if let arrived = $0.arrived { return .success(arrived) }
+                    if $0.cancelled { return .failure(CancellationError()) }
+                    $0.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            let waiter = waiting.withLock { state in
+                state.cancelled = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+}
+
+/// One browser connection: reads the request, checks whose socket sent it, and hands a
+/// redirect over or answers with an error page.
+final class RedirectHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+
+    private let inbox: RedirectInbox
+    private var target = ""
+    /// Whether this connection was answered or handed over; an idle one is closed otherwise.
+    private var settled = false
+
+    init(inbox: RedirectInbox) {
+        self.inbox = inbox
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): target = head.uri
+        case .body: break  // a redirect is a GET; a body is not read
+        case .end:
+            guard !settled else { return }
+            settled = true
+            handle(on: context.channel)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is IdleStateHandler.IdleStateEvent else { return context.fireUserInboundEventTriggered(event) }
+        if !settled { context.close(promise: nil) }
+    }
+
+    private func handle(on channel: any Channel) {
+        guard isOwnersConnection(channel) else {
+            let page = BrowserPage.html(
+                "This login was started by another user of this machine; only they can finish it. "
+                    + "Nothing was logged in."
+            )
+            Self.respond(on: channel, status: .forbidden, page)
+            return
+        }
+        let query = URLComponents(string: "http://127.0.0.1" + target)?.queryItems ?? []
+        func item(_ name: String) -> String? { query.first { $0.name == name }?.value }
+        let outcome: BrowserRedirect.Outcome
+        if let error = item("error") {
+            outcome = .refused(error, item("error_description"))
+        } else if let code = item("code") {
+            outcome = .code(code)
+        } else {
+            Self.respond(on: channel, status: .badRequest, BrowserPage.html("The redirect carried no code."))
+            return
+        }
+        switch inbox.deliver(BrowserRedirect(connection: channel, outcome: outcome), state: item("state") ?? "") {
+        case .handedOver: break
+        case .otherLogin:
+            Self.respond(
+                on: channel,
+                status: .badRequest,
+                BrowserPage.html("This is not the login sesamectl waits for.")
+            )
+        case .alreadyHandedOver:
+            Self.respond(
+                on: channel,
+                status: .conflict,
+                BrowserPage.html("This login is already being completed; see the terminal.")
+            )
+        }
+    }
+
+    /// Whether the socket at the other end belongs to the user running sesamectl.
+    private func isOwnersConnection(_ channel: any Channel) -> Bool {
+        guard let peer = LoopbackPeer.Endpoint(channel.remoteAddress),
+            let local = LoopbackPeer.Endpoint(channel.localAddress)
+        else { return false }
+        return LoopbackPeer.owner(of: peer, connectedTo: local) == inbox.owner
+    }
+
+    /// Sends one HTTP response with `page`, then closes the connection; the future completes
+    /// once it is closed.
+    @discardableResult
+    static func respond(on channel: any Channel, status: HTTPResponseStatus, _ page: String) -> EventLoopFuture<Void> {
+        let body = channel.allocator.buffer(string: page)
+        let headers = HTTPHeaders([
+            ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", "\(body.readableBytes)"),
+            ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store"),
+            ("Referrer-Policy", "no-referrer"), ("Connection", "close"),
+        ])
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        channel.write(HTTPServerResponsePart.head(head), promise: nil)
+        channel.write(HTTPServerResponsePart.body(.byteBuffer(body)), promise: nil)
+        return channel.writeAndFlush(HTTPServerResponsePart.end(nil)).flatMapError { _ in
+            channel.eventLoop.makeSucceededVoidFuture()
+        }
+        .flatMap { channel.close() }
+    }
+}
+
+extension LoopbackPeer.Endpoint {
+    /// The endpoint of an IPv4 socket address; nil for any other.
+    init?(_ address: SocketAddress?) {
+        guard case .v4(let v4) = address else { return nil }
+        self.init(address: v4.address.sin_addr.s_addr, port: UInt16(bigEndian: v4.address.sin_port))
+    }
+}
