@@ -109,6 +109,9 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotConnect(path: String, reason: String)
     /// The socket exists but refuses this user (its permissions, or a directory's).
     case accessDenied(path: String)
+    /// sesamed runs but did not take the connection while the client kept trying: its queue of
+    /// new connections stayed full (someone is connecting very often). Try again.
+    case busy(path: String)
     /// The connection closed (the daemon stopped or restarted) before the answer came.
     case disconnected
     /// The daemon sent something that is not a Varlink reply.
@@ -161,6 +164,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .limitReached(let resource, let limit): "too many \(resource) for this user (the limit is \(limit))"
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
         case .accessDenied(let path): "permission denied on \(path)"
+        case .busy(let path): "sesamed at \(path) is too busy to take a connection; try again"
         case .disconnected: "the connection to sesamed closed before it answered"
         case .invalidReply(let reason): "sesamed sent an invalid reply: \(reason)"
         case .refused(let error): Self.text(of: error)
@@ -173,6 +177,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         switch error {
         case .cannotConnect(let path, let reason): self = .cannotConnect(path: path, reason: reason)
         case .accessDenied(let path): self = .accessDenied(path: path)
+        case .busy(let path): self = .busy(path: path)
         case .connectionClosed: self = .disconnected
         case .invalidReply(let reason): self = .invalidReply(reason)
         }

@@ -91,7 +91,7 @@ extension SesameError {
     /// or restarted) or this subscriber fell behind and was cut off.
     var isPassing: Bool {
         switch self {
-        case .disconnected, .cannotConnect, .lagged: true
+        case .disconnected, .cannotConnect, .busy, .lagged: true
         default: false
         }
     }

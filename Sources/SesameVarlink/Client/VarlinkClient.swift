@@ -8,6 +8,9 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
     /// Something listens, or the path exists, but the caller may not connect (EACCES, EPERM):
     /// the socket's or a directory's permissions keep this user out.
     case accessDenied(path: String)
+    /// The server listens but its queue of connections not yet accepted stayed full (EAGAIN)
+    /// for as long as the client kept trying: it is busy, not gone.
+    case busy(path: String)
     /// The connection closed before the reply arrived.
     case connectionClosed
     /// The server sent something that is not a Varlink reply.
@@ -17,6 +20,7 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
         case .accessDenied(let path): "permission denied on \(path)"
+        case .busy(let path): "\(path) is too busy to take a connection"
         case .connectionClosed: "the connection closed before the reply arrived"
         case .invalidReply(let reason): "the server sent an invalid reply: \(reason)"
         }
@@ -45,8 +49,31 @@ public actor VarlinkClient {
         self.writes = writes
     }
 
-    /// Connects to the Varlink service listening at `path`.
+    /// How long `connect` keeps trying while the server's listen queue is full.
+    public static let busyPatience: Duration = .seconds(5)
+
+    /// Connects to the Varlink service listening at `path`. A full listen queue (a Unix socket's
+    /// connect fails with EAGAIN then) means a busy server, not a missing one: it is tried again,
+    /// at growing intervals, for `busyPatience`, and then reported as `busy`.
     public static func connect(unixSocketPath path: String, maximumMessageSize: Int = 16 << 20) async throws
+        -> VarlinkClient
+    {
+        let clock = ContinuousClock()
+        let deadline = clock.now + busyPatience
+        var pause: Duration = .milliseconds(5)
+        while true {
+            do {
+                return try await connectOnce(unixSocketPath: path, maximumMessageSize: maximumMessageSize)
+            } catch let error as IOError where error.errnoCode == EAGAIN {
+                guard clock.now + pause < deadline else { throw VarlinkClientError.busy(path: path) }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(200))
+            }
+        }
+    }
+
+    /// One attempt at `connect`; a full listen queue is thrown as the `IOError` it is.
+    private static func connectOnce(unixSocketPath path: String, maximumMessageSize: Int) async throws
         -> VarlinkClient
     {
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
@@ -62,6 +89,8 @@ public actor VarlinkClient {
                 }
         } catch let error as IOError where error.errnoCode == EACCES || error.errnoCode == EPERM {
             throw VarlinkClientError.accessDenied(path: path)
+        } catch let error as IOError where error.errnoCode == EAGAIN {
+            throw error
         } catch let error as IOError {
             throw VarlinkClientError.cannotConnect(path: path, reason: error.description)
         } catch {

@@ -62,6 +62,9 @@ public final class VarlinkServer: Sendable {
         self.logger = logger
     }
 
+    /// The listen backlog of a socket sesamed binds itself; sesamed.socket sets the same.
+    public static let listenBacklog: Int32 = 4096
+
     /// Binds (or adopts) the endpoint; once this returns, connections are accepted by the kernel
     /// and wait in the backlog until `run()` serves them.
     public static func bind(
@@ -88,7 +91,14 @@ public final class VarlinkServer: Sendable {
             maximumMessageSize: configuration.maximumMessageSize
         )
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
+            // The queue of connections not yet accepted: one process connecting and closing in a
+            // loop filled 256 places before any per-user limit could act, and every other
+            // client's connect then failed (EAGAIN). As long as sesamed.socket's Backlog=
+            // (systemd's default, SOMAXCONN) and, like it, capped by net.core.somaxconn.
+            .serverChannelOption(.backlog, value: Self.listenBacklog)
+            // Accepted in batches of 16 per wake-up (NIO's default is 4), so the queue drains
+            // faster than a churning client fills it.
+            .serverChannelOption(.maxMessagesPerRead, value: 16)
             // Nothing is accepted before `run()`.
             .serverChannelOption(.autoRead, value: false)
             // A connection's own options are set by `ConnectionSetUp.initialize`.
