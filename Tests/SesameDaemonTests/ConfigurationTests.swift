@@ -179,6 +179,34 @@ import Testing
         }
     }
 
+    /// A key of 30,000 parts overflowed toml++'s recursion over the tables it makes (a crash at
+    /// start-up, or on a reload); keys nesting that deep, however written, are refused first.
+    @Test(arguments: [
+        "a" + String(repeating: ".a", count: 30_000) + " = 1\n",
+        "[limits]\n[" + String(repeating: "a.", count: 30_000) + "a]\n",
+        "x = " + String(repeating: "{a=", count: 1_001) + "1" + String(repeating: "}", count: 1_001) + "\n",
+    ])
+    func refusesKeysNestedTooDeepBeforeTheParserSeesThem(_ text: String) {
+        #expect {
+            try ConfigurationFile.parse(text, path: "t.toml", onto: base)
+        } throws: { error in
+            guard case .syntax(_, _, _, let message) = error as? ConfigurationError else { return false }
+            return message.hasPrefix("keys nest too deep")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ProviderFiles.parse(text, path: "p.toml", defaultName: "p", credentialsDirectory: nil)
+        }
+    }
+
+    /// Dots and braces in strings and comments nest nothing.
+    @Test func dotsInStringsAndCommentsAreNotCountedAsNesting() throws {
+        let dots = String(repeating: ".", count: 2_000)
+        let text =
+            "# \(dots)\n[daemon]\nsocket = \"/run/\(dots)\" # \(dots)\nlog_level = 'info'\n"
+            + "[sessions]\nexpiring_margin = 60\n"
+        #expect(try ConfigurationFile.parse(text, path: "t.toml", onto: base).socketPath == "/run/\(dots)")
+    }
+
     @Test func aMissingFileIsFineUnlessItWasNamed() throws {
         let missing = "/nonexistent/sesamed.toml"
         #expect(try ConfigurationFile.load(path: missing, onto: base, required: false) == base)

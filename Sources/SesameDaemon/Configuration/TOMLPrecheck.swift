@@ -3,7 +3,7 @@
 /// is undefined behaviour (an `assume`) in a release one, on start-up or on a reload. Such text
 /// is refused here first, with a syntax error pointing at it.
 enum TOMLPrecheck {
-    /// Refuses `text` if it has either kind of line the parser cannot take.
+    /// Refuses `text` if it has a line the parser cannot take, or nests keys too deep for it.
     static func check(_ text: String, path: String) throws(ConfigurationError) {
         // Lines of Unicode scalars, as the parser reads them: as Characters, "\r\n" is one that
         // is not "\n", and a combining mark after `[` would join it.
@@ -16,6 +16,59 @@ enum TOMLPrecheck {
                 throw .syntax(path: path, line: index + 1, column: column, message: message)
             }
         }
+        if let (line, column) = tooDeep(scalars) {
+            throw .syntax(
+                path: path,
+                line: line,
+                column: column,
+                message: "keys nest too deep (more than \(nestingLimit) dots and inline tables outside strings)"
+            )
+        }
+    }
+
+    /// How many dots and inline tables a file may have outside strings and comments. Each part
+    /// of a dotted key (`a.b.c = 1`, `[a.b.c]`) and each inline table nests a table one deeper,
+    /// and toml++ walks that tree recursively: a key of 30,000 parts overflowed the stack, at
+    /// start-up and on a reload. Sesame's own files have a handful.
+    static let nestingLimit = 1000
+
+    /// Where the dot or brace beyond `nestingLimit` stands, as line and column; nil when the
+    /// file stays within it. Strings (basic, literal, multi-line) and comments are skipped.
+    private static func tooDeep(_ scalars: ArraySlice<Unicode.Scalar>) -> (line: Int, column: Int)? {
+        var count = 0
+        var (line, column) = (1, 0)
+        var quote: String?  // the delimiter of the string being read, if any
+        var comment = false
+        var index = scalars.startIndex
+        func startsWith(_ text: String) -> Bool { scalars[index...].starts(with: text.unicodeScalars) }
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            column += 1
+            var step = 1
+            if scalar == "\n" {
+                (line, column, comment) = (line + 1, 0, false)
+                if quote == "\"" || quote == "'" { quote = nil }  // single-line strings end with it
+            } else if comment {
+            } else if let delimiter = quote {
+                if scalar == "\\", delimiter.hasPrefix("\"") {
+                    step = 2
+                } else if startsWith(delimiter) {
+                    (quote, step) = (nil, delimiter.unicodeScalars.count)
+                }
+            } else if scalar == "#" {
+                comment = true
+            } else if scalar == "\"" || scalar == "'" {
+                quote =
+                    startsWith(String(repeating: String(scalar), count: 3))
+                    ? String(repeating: String(scalar), count: 3) : String(scalar)
+                step = quote?.unicodeScalars.count ?? 1
+            } else if scalar == "." || scalar == "{" {
+                count += 1
+                if count > nestingLimit { return (line, column) }
+            }
+            index = scalars.index(index, offsetBy: step, limitedBy: scalars.endIndex) ?? scalars.endIndex
+        }
+        return nil
     }
 
     /// TOML 1.0.0 allows no control character but tab anywhere (line breaks aside): not in
