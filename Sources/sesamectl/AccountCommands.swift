@@ -272,7 +272,7 @@ struct Import: AsyncParsableCommand {
             try await client.redeemCode(provider: provider, handover, displayName: displayName)
         }
         printLine(
-            json ? try Formatting.json(account) : "logged in: \(account.id) (\(account.displayName ?? account.subject))"
+            json ? try Formatting.json(account) : "logged in: \(account.id) (\(Formatting.name(of: account)))"
         )
     }
 

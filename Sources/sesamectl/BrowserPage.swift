@@ -10,7 +10,7 @@ enum BrowserPage {
 
     /// The page of a login that ended with `account` logged in.
     static func loggedIn(_ account: Account) -> String {
-        let name = (account.displayName ?? account.subject).forDisplay(limit: 100)
+        let name = Formatting.name(of: account)
         return html(
             "You are logged in as \(name) (account \(account.id)). You may close this tab and return to the terminal."
         )
@@ -40,12 +40,21 @@ enum BrowserPage {
 }
 
 extension String {
-    /// This text made safe to show a person: control characters (which could move a terminal's
-    /// cursor or recolour it) left out, and cut to `limit` characters with an ellipsis.
+    /// This text made safe to show a person, cut to `limit` characters with an ellipsis. Control
+    /// characters (which could move a terminal's cursor or recolour it), formatting characters
+    /// (a right-to-left override such as U+202E makes "moc.elgoog" read "google.com", and the
+    /// rest of a table line with it) and line or paragraph separators are shown escaped, as
+    /// `\u{202e}`: a name that carries them says so instead of passing for another.
     func forDisplay(limit: Int) -> String {
-        let visible = String(
-            String.UnicodeScalarView(unicodeScalars.filter { $0.properties.generalCategory != .control })
-        )
-        return visible.count <= limit ? visible : visible.prefix(limit) + "…"
+        var shown = ""
+        for scalar in unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                shown += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown.count <= limit ? shown : shown.prefix(limit) + "…"
     }
 }

@@ -14,9 +14,13 @@ enum Formatting {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
+    /// Who an account is, as people are shown it: its display name, else its subject.
+    static func name(of account: Account, limit: Int = 100) -> String {
+        (account.displayName ?? account.subject).forDisplay(limit: limit)
+    }
+
     static func accountLine(_ account: Account) -> String {
-        var line =
-            "\(account.id)  \(account.provider)  \(account.displayName ?? account.subject)  \(account.state.rawValue)"
+        var line = "\(account.id)  \(account.provider)  \(name(of: account))  \(account.state.rawValue)"
         if let expiry = account.accessTokenExpiresAt {
             line += expiry > Date() ? "  expires \(time(expiry))" : "  expired"
         }
@@ -38,7 +42,7 @@ enum Formatting {
         let header = ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"]
         let rows = accounts.map { account in
             [
-                account.id, account.provider, (account.displayName ?? account.subject).forDisplay(limit: 40),
+                account.id, account.provider, name(of: account, limit: 40),
                 account.state.rawValue, expiry(account, now: now),
             ]
         }

@@ -65,7 +65,7 @@ struct Login: AsyncParsableCommand {
             if json {
                 printLine(try Formatting.json(account))
             } else {
-                screen.line("logged in: \(account.id) (\(account.displayName ?? account.subject))")
+                screen.line("logged in: \(account.id) (\(Formatting.name(of: account)))")
             }
         }
     }

@@ -144,3 +144,13 @@ def test_import_reads_the_refresh_token_lifetime_by_either_name(daemon, field):
     finally:
         conn.close()
     assert account.get("refreshTokenExpiresAt"), "the refresh token's lifetime was dropped"
+
+
+def test_names_are_shown_with_formatting_characters_escaped(daemon):
+    """A right-to-left override (U+202E) in a subject would make the rest of its table line read
+    backwards, and a name pass for another; every line that shows a name shows it escaped."""
+    import_tokens(daemon, access_token="bidi-token-1", subject="\u202emoc.elgoog")
+    for args in (["accounts"], ["accounts", "--no-legend"]):
+        shown = subprocess.run([str(SESAMECTL), *args, "--socket", str(daemon.socket_path)],
+                               capture_output=True, text=True, check=True).stdout
+        assert "\u202e" not in shown and "\\u{202e}moc.elgoog" in shown, shown
