@@ -9,22 +9,32 @@ public enum ProviderText {
     /// What stands in for a secret the provider echoed.
     public static let redaction = "[redacted]"
 
-    /// `text` with each of `secrets` (and their form-encoded spellings) replaced by `redaction`,
-    /// control and bidirectional-formatting characters escaped as `\u{…}`, and at most `limit`
-    /// characters kept (an ellipsis marks the cut).
+    /// How many leading characters of a secret make an echo of it: a provider that shows a token
+    /// cut short (`"rt_8f2a91c0… unknown"`) still shows enough of it to matter.
+    public static let echoLength = 8
+
+    /// `text` with each echo of `secrets` (and of their form-encoded spellings) replaced by
+    /// `redaction`, control and bidirectional-formatting characters escaped as `\u{…}`, and at
+    /// most `limit` characters kept (an ellipsis marks the cut). An echo is a secret as sent, in
+    /// any letter case, or any run of at least `echoLength` of its first characters.
     public static func sanitized(_ text: String, redacting secrets: [String] = [], limit: Int = 200) -> String {
-        var text = text
-        // Longest first, so a secret that contains another is cut out whole. Literally, scalar
-        // by scalar: a combining mark after a secret must not hide it from the comparison.
-        for secret in spellings(of: secrets) {
-            text = text.replacingOccurrences(of: secret, with: redaction, options: .literal)
+        let spelled = spellings(of: secrets).map { Array($0.unicodeScalars) }
+        // What lies past the limit is never shown; what a secret before it spans must be seen
+        // whole. Cutting first keeps the comparison's cost bounded whatever the provider sends.
+        let longest = spelled.map(\.count).max() ?? 0
+        var scalars = Array(text.unicodeScalars.prefix(limit + 2 * longest + 1))
+        let cut = scalars.count > limit + 2 * longest
+        // Longest first, so a secret that contains another is cut out whole. Scalar by scalar: a
+        // combining mark after a secret must not hide it from the comparison.
+        for secret in spelled {
+            scalars = redacting(secret, in: scalars)
         }
         var result = ""
         var count = 0
-        for scalar in text.unicodeScalars {
+        for scalar in scalars {
             guard count < limit else {
                 result += "…"
-                break
+                return result
             }
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned,
@@ -35,7 +45,36 @@ public enum ProviderText {
             }
             count += 1
         }
+        return cut ? result + "…" : result
+    }
+
+    /// `text` with every echo of `secret` (see `sanitized`) replaced by `redaction`.
+    private static func redacting(_ secret: [Unicode.Scalar], in text: [Unicode.Scalar]) -> [Unicode.Scalar] {
+        let shortest = min(secret.count, echoLength)
+        var result: [Unicode.Scalar] = []
+        var index = 0
+        while index < text.count {
+            var matched = 0
+            while matched < secret.count, index + matched < text.count,
+                folded(text[index + matched]) == folded(secret[matched])
+            {
+                matched += 1
+            }
+            if matched >= shortest {
+                result += redaction.unicodeScalars
+                index += matched
+            } else {
+                result.append(text[index])
+                index += 1
+            }
+        }
         return result
+    }
+
+    /// An ASCII letter in lower case, anything else as it is: tokens are ASCII, and an echo may
+    /// have been case-folded on the way (`rt_ABC` logged as `rt_abc`).
+    private static func folded(_ scalar: Unicode.Scalar) -> UInt32 {
+        ("A"..."Z").contains(scalar) ? scalar.value + 32 : scalar.value
     }
 
     /// A name to show people, as a provider or a caller gave it: canonically composed, no

@@ -14,6 +14,22 @@ import Testing
         #expect(text == "x [redacted]\\u{301} y")
     }
 
+    /// A provider may echo a token in another case or cut short; both still give it away.
+    @Test func echoesInAnotherCaseOrCutShortAreCutOutToo() {
+        let token = "RT-8f2A91c0Dd77ee11"
+        let text = ProviderText.sanitized(
+            "refresh token \(token.lowercased()) unknown (\(token.prefix(10))…); rt-8f2 is fine",
+            redacting: [token]
+        )
+        #expect(text == "refresh token [redacted] unknown ([redacted]…); rt-8f2 is fine")
+    }
+
+    /// However long the text, what is compared stays bounded and the cut is marked.
+    @Test func aLongTextIsCutBeforeItIsSearched() {
+        let text = ProviderText.sanitized(String(repeating: "A", count: 1_000_000), redacting: ["AAAAAAAB"], limit: 20)
+        #expect(text == String(repeating: "A", count: 20) + "…")
+    }
+
     @Test func aSecretContainingAnotherIsCutOutWhole() {
         #expect(ProviderText.sanitized("abcdefgh", redacting: ["bcde", "abcdefgh"]) == "[redacted]")
     }

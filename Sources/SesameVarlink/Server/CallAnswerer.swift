@@ -9,6 +9,8 @@ final class CallAnswerer: Sendable {
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
     let logger: Logger
+    /// How many notices each uid's bad messages may cause.
+    private let notices = PeerLogBudget()
 
     /// The interfaces, `org.varlink.service` included, and their names in UTF-8, in the same
     /// order: a call's is found by comparing bytes, with no string made and no interface
@@ -107,6 +109,18 @@ final class CallAnswerer: Sendable {
     ) {
         guard logger.logLevel <= level else { return }
         logger.log(level: level, message(), metadata: peer.logMetadata.merging(metadata()) { _, given in given })
+    }
+
+    /// Logs a notice about what `peer` sent, within its uid's budget (`PeerLogBudget`); the
+    /// first line after some were held back says how many (`held_back`).
+    func notice(_ message: Logger.Message, peer: PeerCredentials, metadata: Logger.Metadata = [:]) {
+        guard logger.logLevel <= .notice, let heldBack = notices.admit(peer.uid, at: .now) else { return }
+        log(
+            .notice,
+            message,
+            peer: peer,
+            metadata: heldBack > 0 ? metadata.merging(["held_back": "\(heldBack)"]) { $1 } : metadata
+        )
     }
 }
 

@@ -340,12 +340,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Answers a message that is not a call with `InvalidMessage`, and ends the connection.
     private func refuse(_ error: VarlinkProtocolError, context: ChannelHandlerContext) {
-        answerer.log(
-            .notice,
-            "closing connection after an invalid message",
-            peer: peer,
-            metadata: ["error": "\(error)"]
-        )
+        answerer.notice("closing connection after an invalid message", peer: peer, metadata: ["error": "\(error)"])
         end(answering: error, context: context)
     }
 
@@ -359,8 +354,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func framingFailed(_ error: VarlinkFramingError, context: ChannelHandlerContext) {
         switch error {
         case .messageTooLarge(let limit):
-            answerer.log(
-                .notice,
+            answerer.notice(
                 "closing connection after a message over the size limit",
                 peer: peer,
                 metadata: ["limit": "\(limit)"]
