@@ -5,6 +5,10 @@
                                     (at most 10 rounds a second each); prints what was answered
   calls SOCKET                      calls from stdin (one JSON {method, parameters} a line) on one
                                     connection in turn; prints each error (or {}) as a line
+  cliff SOCKET CONNECTIONS SECONDS SIZE
+                                    CONNECTIONS threads, each pipelining 64 wide calls of SIZE
+                                    bytes and reading their answers, until SECONDS are over;
+                                    prints how many were answered
 """
 
 import json
@@ -15,6 +19,15 @@ import time
 
 WIDE = (b'{"method":"io.sesame.Accounts.GetToken","parameters":{"account":['
         + b",".join([b"[]"] * 333_000) + b"]}}\0")  # 1 MB, under max_message_size (1 MiB)
+
+
+def wide_call(size: int) -> bytes:
+    """A GetToken call whose parameter is `[[],[],...]`, exactly `size` bytes before its NUL."""
+    head, tail = b'{"method":"io.sesame.Accounts.GetToken","parameters":{"account":[', b"]}}"
+    room = size - len(head) - len(tail)
+    body = b",".join([b"[]"] * ((room + 1) // 3))  # "[]" and a comma each
+    return head + body + b" " * (room - len(body)) + tail + b"\0"  # blanks are JSON whitespace
+
 DEEP = b'{"method":"io.sesame.Accounts.List","parameters":{"x":' + b"[" * 500 + b"]" * 500 + b"}}\0"
 
 
@@ -64,6 +77,32 @@ def nest(path: str, connections: int, seconds: float):
     print(json.dumps(counts), flush=True)
 
 
+def cliff(path: str, connections: int, seconds: float, size: int):
+    deadline = time.monotonic() + seconds
+    calls = wide_call(size) * 64
+    answered, lock = [0], threading.Lock()
+
+    def attack():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(300)
+            sock.connect(path)
+            buffer = bytearray()
+            while time.monotonic() < deadline:
+                sock.sendall(calls)
+                for _ in range(64):
+                    if read_reply(sock, buffer) is None:
+                        return
+                    with lock:
+                        answered[0] += 1
+
+    threads = [threading.Thread(target=attack) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(json.dumps({"answered": answered[0]}), flush=True)
+
+
 def calls_in_turn(path: str):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(300)
@@ -80,5 +119,7 @@ def calls_in_turn(path: str):
 if __name__ == "__main__":
     if sys.argv[1] == "nest":
         nest(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "cliff":
+        cliff(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
     elif sys.argv[1] == "calls":
         calls_in_turn(sys.argv[2])

@@ -7,9 +7,12 @@ import NIOCore
 /// threads of the pool and hold up everyone's small calls behind their work. Here such messages
 /// wait for each other, one at a time, and a small call waits for none of them.
 struct LargeMessageLane: Sendable {
-    /// Messages up to this size are parsed where they arrive; Sesame's own calls are far smaller
-    /// except `ImportTokens` with maximal tokens, which is rare and may wait its turn.
-    static let threshold = 64 * 1024
+    /// Messages up to this size are parsed where they arrive, on the event loop other
+    /// connections share, and no more bytes than this are parsed there for one connection in a
+    /// turn: a 16 KiB message of the most costly shape (`[[],[],...]`) takes about a millisecond
+    /// in an optimized build. Sesame's own calls are far smaller except `ImportTokens` with large
+    /// tokens, which is rare and may wait its turn here.
+    static let threshold = 16 * 1024
 
     private let queue = DispatchQueue(label: "io.sesame.varlink.large-messages")
 

@@ -37,6 +37,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// What arrived while a call was being answered; bounded, since no read is asked for until
     /// the queue is empty again (see the type's comment).
     private var waiting = InboundQueue()
+    /// Bytes of messages parsed on the loop since this connection last caught up (`bytesInARow`).
+    private var parsedOnLoop = 0
     /// A read was asked for while the connection was not ready; made when it is.
     private var readDeferred = false
     private var needsFlush = false
@@ -163,11 +165,20 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
                 yieldTheLoop(context: context)
             }
         }
+        // Caught up: what comes next needs a read, which waits its turn among the loop's I/O.
+        if waiting.isEmpty { parsedOnLoop = 0 }
         readIfDeferred(context: context)
         if !reading { flushIfNeeded(context: context) }
     }
 
     private static let callsInARow = 32
+    /// How many bytes of messages one connection may have parsed on the loop before it has
+    /// caught up with what it sent. Parsing costs in proportion to size, and a task the loop
+    /// runs to "yield" runs before the loop looks at anyone's I/O again (NIO runs every task
+    /// that is due in one tick): 32 wide messages of 64 KiB in a row held every other
+    /// connection of the loop for 0.7 s in a debug build. Past this share, a connection's
+    /// messages are parsed on the large-message lane, off the loop.
+    private static let bytesInARow = LargeMessageLane.threshold
 
     private func yieldTheLoop(context: ChannelHandlerContext) {
         phase = .yielding
@@ -181,11 +192,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func serve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        // A large message is parsed and answered off the loop, which other connections share.
-        guard frame.readableBytes <= LargeMessageLane.threshold else {
+        // A large message, or one past this connection's share of the loop, is parsed and
+        // answered off the loop, which other connections share.
+        let size = frame.readableBytes
+        guard size <= LargeMessageLane.threshold, parsedOnLoop == 0 || parsedOnLoop + size <= Self.bytesInARow else {
             parseOffLoop(frame, context: context)
             return
         }
+        parsedOnLoop += size
         do {
             dispatch(try VarlinkCall(frame: frame), mayAnswerAtOnce: true, context: context)
         } catch {

@@ -1,0 +1,32 @@
+"""Messages just under the size that is parsed off the event loop cost the most where the loop
+is shared: another user pipelining them must not hold up the owner's calls. sesamed bounds the
+bytes it parses on the loop per turn, not only the calls."""
+
+import json
+
+import pytest
+
+from test_hostile_user import NOBODY, hostile, owner_account
+from vitals import Vitals, watched_daemon
+
+CLIFF_CONNECTIONS = 4
+CLIFF_SECONDS = 5
+
+
+# Just under 64 KiB (the off-loop size before, where 32 in a row held the loop for 0.7 s in a
+# debug build) and just under 16 KiB (the off-loop size now).
+@pytest.mark.parametrize("size", [65535, 16383])
+def test_wide_messages_just_under_the_off_loop_size_leave_the_owner_served(size):
+    """`nobody` keeps four connections busy for a few seconds, each pipelining 64 calls of
+    `size` bytes whose parameter is `[[],[],...]` (each answered InvalidParameter); meanwhile
+    the owner is served within the bounds of vitals.py, and the watchdog pings."""
+    with watched_daemon() as daemon:
+        account = owner_account(daemon)
+        with Vitals(daemon, account, f"wide calls of {size} bytes") as vitals:
+            attacker = hostile(NOBODY, "cliff", daemon.socket_path, CLIFF_CONNECTIONS, CLIFF_SECONDS, size)
+            out, _ = attacker.communicate(timeout=600)
+        assert attacker.returncode == 0
+        answered = json.loads(out)["answered"]
+        print(f"stranger's calls answered: {answered}")
+        assert answered >= CLIFF_CONNECTIONS * 64, answered
+        vitals.assert_owner_unharmed()
