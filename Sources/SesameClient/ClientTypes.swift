@@ -152,6 +152,8 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManySubscriptions(let limit): self = .limitReached(resource: "subscriptions", limit: limit)
         case .tooManyLogins(let limit): self = .limitReached(resource: "logins under way", limit: limit)
         case .tooManyAccounts(let limit): self = .limitReached(resource: "accounts", limit: limit)
+        case .tooManyProviderCalls(let limit, _):
+            self = .limitReached(resource: "calls that reach a provider in a minute", limit: limit)
         default: self = .refused(contract)
         }
     }

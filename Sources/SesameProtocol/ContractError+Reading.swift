@@ -40,6 +40,10 @@ extension ContractError {
                 }
             case "TooManyLogins": number("limit").map { .tooManyLogins(limit: $0) }
             case "TooManyAccounts": number("limit").map { .tooManyAccounts(limit: $0) }
+            case "TooManyProviderCalls":
+                number("limit").flatMap { limit in
+                    number("retryAfter").map { .tooManyProviderCalls(limit: limit, retryAfter: $0) }
+                }
             case "Lagged": number("queueLimit").map { .lagged(queueLimit: $0) }
             case "TooManySubscriptions": number("limit").map { .tooManySubscriptions(limit: $0) }
             case "MessageTooLarge": number("limit").map { .messageTooLarge(limit: $0) }

@@ -21,6 +21,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case loginUnsupported(provider: String, reason: String)
     case tooManyLogins(limit: Int)
     case tooManyAccounts(limit: Int)
+    case tooManyProviderCalls(limit: Int, retryAfter: Int)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -67,6 +68,9 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
             return (accounts, "LoginUnsupported", ["provider": .string(provider), "reason": .string(reason)])
         case .tooManyLogins(let limit): return (accounts, "TooManyLogins", ["limit": .int(Int64(limit))])
         case .tooManyAccounts(let limit): return (accounts, "TooManyAccounts", ["limit": .int(Int64(limit))])
+        case .tooManyProviderCalls(let limit, let retryAfter):
+            let parameters: [String: Value] = ["limit": .int(Int64(limit)), "retryAfter": .int(Int64(retryAfter))]
+            return (accounts, "TooManyProviderCalls", parameters)
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -87,7 +91,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .invalidTransition(account: "", from: .active, to: .active), .storeFailed, .noSuchProvider(provider: ""),
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
-        .lagged(queueLimit: 0),
+        .tooManyProviderCalls(limit: 0, retryAfter: 0), .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

@@ -76,6 +76,13 @@ struct HandlerFixture {
 
     /// Imports an account of the scripted provider for `uid` and returns it.
     func imported(subject: String = "alice", as uid: UInt32 = 1000, expiresIn: Int64 = 3600) async throws -> Account {
+        try await importTokens(subject: subject, as: uid, expiresIn: expiresIn).reply(as: AccountReply.self).account
+    }
+
+    /// Calls ImportTokens as `uid` with tokens about `subject`, and returns what it answered.
+    func importTokens(subject: String, as uid: UInt32 = 1000, expiresIn: Int64 = 3600) async throws
+        -> InProcessCall.Outcome
+    {
         let parameters = ImportTokensParameters(
             provider: provider.name,
             subject: subject,
@@ -83,7 +90,7 @@ struct HandlerFixture {
             owner: nil,
             tokens: Tokens(accessToken: "AT-\(subject)", refreshToken: "RT-\(subject)", expiresIn: expiresIn)
         )
-        return try await accounts(.importTokens, parameters, as: uid).reply(as: AccountReply.self).account
+        return try await accounts(.importTokens, parameters, as: uid)
     }
 }
 

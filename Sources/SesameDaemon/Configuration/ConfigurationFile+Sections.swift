@@ -94,6 +94,12 @@ extension ConfigurationFile {
                     key: "limits.accounts_per_user",
                     in: 1...65536
                 )
+            case "provider_calls_per_minute":
+                configuration.userLimits.providerCallsPerMinute = try reader.integer(
+                    value,
+                    key: "limits.provider_calls_per_minute",
+                    in: 1...100_000
+                )
             default: return false
             }
             return true

@@ -17,6 +17,8 @@ public struct UserLimits: Sendable, Hashable {
     /// Open connections of all uids together (each costs a descriptor and some memory), never
     /// more than the descriptor limit leaves room for.
     public var totalConnections: Int
+    /// Calls that reach a provider one uid may make in a minute (`ProviderCallBudget`).
+    public var providerCallsPerMinute: Int
 
     /// Creates limits.
     public init(
@@ -24,13 +26,15 @@ public struct UserLimits: Sendable, Hashable {
         subscriptions: Int = 64,
         logins: Int = 8,
         accounts: Int = 32,
-        totalConnections: Int = 4096
+        totalConnections: Int = 4096,
+        providerCallsPerMinute: Int = 30
     ) {
         self.connections = connections
         self.subscriptions = subscriptions
         self.logins = logins
         self.accounts = accounts
         self.totalConnections = totalConnections
+        self.providerCallsPerMinute = providerCallsPerMinute
     }
 
     /// Descriptors kept free below the process's limit: for the store, providers' HTTP
@@ -78,6 +82,7 @@ final class Trust: Sendable, VarlinkConnectionGate {
         var policy: AccessPolicy
         var limits: UserLimits
         var held: [LimitedResource: [UInt32: Int]] = [:]
+        var providerCalls = ProviderCallBudget()
         /// Grows by one at every reload.
         var generation: UInt64 = 0
     }
@@ -151,6 +156,18 @@ final class Trust: Sendable, VarlinkConnectionGate {
         guard held + besides < limit else { return resource.error(limit: limit) }
         state.held[resource, default: [:]][uid] = held + 1
         return nil
+    }
+
+    /// Spends one call that reaches a provider from `uid`'s allowance at `now`, or returns the
+    /// error to answer. Root is not limited: an administrator's scripts stay served.
+    func spendProviderCall(for uid: UInt32, at now: Date) -> VarlinkError? {
+        guard uid != 0 else { return nil }
+        return state.withLock { state in
+            let limit = state.limits.providerCallsPerMinute
+            return state.providerCalls.spend(for: uid, perMinute: limit, at: now).map {
+                VarlinkError(.tooManyProviderCalls(limit: limit, retryAfter: $0))
+            }
+        }
     }
 
     /// Gives back one `resource` taken by `acquire`.

@@ -14,6 +14,7 @@ extension AccountsInterface {
         // One allowance for both flows: device logins while they poll, code logins while they
         // wait for CompleteLogin; checked before the provider is asked anything.
         let uid = caller.peer.uid
+        try spendProviderCall(caller)
         if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
         defer { trust.release(.login, for: uid) }
         do {
@@ -64,6 +65,8 @@ extension AccountsInterface {
     func completeLogin(_ request: CompleteLoginParameters, _ caller: Caller, _ context: VarlinkCallContext)
         async throws -> VarlinkReply
     {
+        // Counted before the login is taken: a refused call leaves it to be completed later.
+        try spendProviderCall(caller)
         guard let pending = await pendingLogins.take(state: request.state, owner: caller.peer.uid) else {
             throw VarlinkLoginError.unknownLogin
         }
@@ -114,6 +117,7 @@ extension AccountsInterface {
         )
         let accountLimit = trust.limits.accounts
         try await engine.checkAdmissible(session, accountLimit: accountLimit)
+        try spendProviderCall(caller)
         try await Self.verify(tokens, subject: request.subject, with: adapter)
         let account = try await engine.importSession(session, accountLimit: accountLimit)
         context.logger.info(

@@ -40,6 +40,7 @@ extension AccountsInterface {
         if let state = request.state, await pendingLogins.isAnotherUsersState(state, caller: uid) {
             throw VarlinkLoginError.unknownLogin
         }
+        try spendProviderCall(caller)
         if let refusal = await pendingLogins.reserveLogin(owner: uid, in: trust) { throw refusal }
         defer { trust.release(.login, for: uid) }
         var login: ProviderLogin

@@ -125,18 +125,26 @@ struct AccountsInterface: VarlinkInterface {
         let account = try engine.account(request.account, for: caller, requiring: .manage)
         // Refused before the engine is asked: a refresh that cannot happen changes nothing.
         let patience = try providers.adapter(account.provider).configuration.requestTimeout
+        try spendProviderCall(caller)
         _ = try await engine.refresh(account.id, waitingAtMost: patience)
         return try VarlinkReply(AccountReply(account: try await engine.account(account.id)))
     }
 
     private func reportRejected(_ request: ReportRejectedParameters, _ caller: Caller) async throws -> VarlinkReply {
         let account = try engine.account(request.account, for: caller, requiring: .use)
+        try spendProviderCall(caller)
         let refreshed = try await engine.refresh(
             account.id,
             ifCurrentAccessToken: request.accessToken,
             waitingAtMost: providers.patience(for: account.provider)
         )
         return try VarlinkReply(ReportRejectedReply(refreshed: refreshed))
+    }
+
+    /// Counts a call that reaches a provider against the caller's allowance, or refuses it
+    /// (`Trust.spendProviderCall`) before anything is asked of the provider.
+    func spendProviderCall(_ caller: Caller) throws {
+        if let refusal = trust.spendProviderCall(for: caller.peer.uid, at: engine.clock.now) { throw refusal }
     }
 
     private func remove(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Each uid's allowance of calls that reach a provider (imports, logins, redeemed codes,
+/// refreshes asked for): a bucket of `perMinute` calls, refilled at that rate. Providers count
+/// requests per client (Kakao: 20 access tokens per user in 10 minutes, for example), and every
+/// user of this machine shares sesamed's client: 958 imports in 3 s from one user became 958
+/// requests to the provider before this.
+struct ProviderCallBudget: Sendable {
+    private struct Bucket {
+        var calls: Double
+        var at: Date
+    }
+
+    /// Uids tracked before full buckets (which mean nothing) are dropped.
+    private static let trackedLimit = 4096
+    private var buckets: [UInt32: Bucket] = [:]
+
+    /// Spends one call of `uid`'s allowance of `perMinute` at `now`: nil when there was one,
+    /// else how many seconds until there will be.
+    mutating func spend(for uid: UInt32, perMinute: Int, at now: Date) -> Int? {
+        let capacity = Double(perMinute)
+        let perSecond = capacity / 60
+        var bucket = buckets[uid] ?? Bucket(calls: capacity, at: now)
+        bucket.calls = min(capacity, bucket.calls + max(0, now.timeIntervalSince(bucket.at)) * perSecond)
+        bucket.at = now
+        defer {
+            if buckets[uid] == nil, buckets.count >= Self.trackedLimit { dropFull(at: now, perSecond: perSecond) }
+            buckets[uid] = bucket
+        }
+        guard bucket.calls >= 1 else { return Int(((1 - bucket.calls) / perSecond).rounded(.up)) }
+        bucket.calls -= 1
+        return nil
+    }
+
+    /// Forgets the buckets that have refilled: they are what a new one starts as.
+    private mutating func dropFull(at now: Date, perSecond: Double) {
+        buckets = buckets.filter { _, bucket in
+            bucket.calls + now.timeIntervalSince(bucket.at) * perSecond < perSecond * 60
+        }
+    }
+}
