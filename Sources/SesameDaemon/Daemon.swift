@@ -150,7 +150,8 @@ public struct Daemon: Sendable {
                 maximumMessageSize: configuration.maximumMessageSize,
                 info: info,
                 protocolInterface: ContractError.varlink,
-                connectionGate: trust
+                connectionGate: trust,
+                unfinishedMessageTimeout: .seconds(configuration.unfinishedMessageTimeout.components.seconds)
             ),
             interfaces: interfaces,
             logger: logger

@@ -94,6 +94,10 @@ extension ConfigurationFile {
                     key: "limits.accounts_per_user",
                     in: 1...65536
                 )
+            case "unfinished_message_timeout":
+                configuration.unfinishedMessageTimeout = .seconds(
+                    try reader.integer(value, key: "limits.unfinished_message_timeout", in: 1...3600)
+                )
             case "provider_calls_per_minute":
                 configuration.userLimits.providerCallsPerMinute = try reader.integer(
                     value,

@@ -14,6 +14,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var stateDirectory: String
     /// The largest Varlink message accepted, in bytes.
     public var maximumMessageSize: Int
+    /// How long a connection may hold part of a message without completing one.
+    public var unfinishedMessageTimeout: Duration = .seconds(30)
     /// The least severe log level written.
     public var logLevel: Logger.Level
     /// How long before an access token expires `expiring` is announced.

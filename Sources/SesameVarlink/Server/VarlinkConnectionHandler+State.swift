@@ -9,17 +9,20 @@ extension VarlinkConnectionHandler {
         let gate: (any VarlinkConnectionGate)?
         let largeMessages = LargeMessageLane()
         let maximumMessageSize: Int
+        let unfinished: UnfinishedMessages
 
         init(
             answerer: CallAnswerer,
             connections: OpenConnections,
             gate: (any VarlinkConnectionGate)?,
-            maximumMessageSize: Int
+            maximumMessageSize: Int,
+            unfinished: UnfinishedMessages
         ) {
             self.answerer = answerer
             self.connections = connections
             self.gate = gate
             self.maximumMessageSize = maximumMessageSize
+            self.unfinished = unfinished
         }
     }
 
@@ -87,6 +90,8 @@ extension VarlinkConnectionHandler {
         private var decoder: VarlinkFrameDecoder
         /// The start of a message still arriving, if any.
         private var unfinished: ByteBuffer?
+        /// Messages completed so far: a read that completes one shows progress.
+        private(set) var completed = 0
         /// The stream could not be split: what arrives from now on is dropped, and the failure
         /// is answered in its turn, after the calls before it.
         private var failed = false
@@ -108,6 +113,7 @@ extension VarlinkConnectionHandler {
             do {
                 while let message = try decoder.nextMessage(in: &bytes) {
                     queue.append(.message(message))
+                    completed &+= 1
                 }
                 if bytes.readableBytes > 0 { unfinished = bytes }
             } catch {

@@ -37,6 +37,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// What arrived while a call was being answered; bounded, since no read is asked for until
     /// the queue is empty again (see the type's comment).
     private var waiting = InboundQueue()
+    /// The part of a message this connection holds, as its uid's allowance counts it.
+    private var unfinished = UnfinishedMessageWatch()
     /// Bytes of messages parsed on the loop since this connection last caught up (`bytesInARow`).
     private var parsedOnLoop = 0
     /// A read was asked for while the connection was not ready; made when it is.
@@ -54,8 +56,37 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reading = true
+        let completedBefore = splitter.completed
         splitter.split(unwrapInboundIn(data), into: &waiting)
+        guard !isEnding else { return }
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let held = unfinished.hold(
+            splitter.heldBytes,
+            completed: splitter.completed != completedBefore,
+            uid: peer.uid,
+            in: shared.unfinished,
+            on: context.eventLoop
+        ) {
+            let (handler, context) = handler.value
+            handler.closeForUnfinished("a message stayed unfinished for too long", context: context)
+        }
+        guard held else {
+            return closeForUnfinished("this user's unfinished messages would hold too many bytes", context: context)
+        }
         serveWaiting(context: context)
+    }
+
+    /// Ends a connection that holds part of a message it may not (`UnfinishedMessages`); the
+    /// replies already written are still sent.
+    private func closeForUnfinished(_ reason: String, context: ChannelHandlerContext) {
+        guard !isEnding else { return }
+        answerer.notice(
+            "closing connection: \(reason)",
+            peer: peer,
+            metadata: ["bytes": "\(splitter.heldBytes)", "user_bytes": "\(shared.unfinished.bytes(of: peer.uid))"]
+        )
+        unfinished.release(uid: peer.uid, in: shared.unfinished)
+        end(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -116,6 +147,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// gate's slot. (Here rather than in a callback on the channel's close, which every idle
     /// subscriber would keep, issue 13.)
     func connectionEnded() {
+        unfinished.release(uid: peer.uid, in: shared.unfinished)
         connections.remove(id)
         shared.gate?.release(peer)
         answerer.log(.debug, "connection closed", peer: peer)

@@ -25,18 +25,27 @@ public final class VarlinkServer: Sendable {
         /// The interface that names the server's own errors: `InvalidMessage`, `MessageTooLarge`
         /// and `InternalError` (e.g. `io.sesame.Varlink`).
         public var protocolInterface: String
+        /// How long a connection may hold part of a message without completing one; then it
+        /// is closed.
+        public var unfinishedMessageTimeout: TimeAmount
+        /// How many bytes of unfinished messages one uid's connections may hold together
+        /// (eight of the largest messages); a connection that would take it over is closed.
+        public var unfinishedBytesPerUser: Int
 
         /// Creates a configuration.
         public init(
             maximumMessageSize: Int = 1 << 20,
             info: VarlinkServiceInfo,
             protocolInterface: String,
-            connectionGate: (any VarlinkConnectionGate)? = nil
+            connectionGate: (any VarlinkConnectionGate)? = nil,
+            unfinishedMessageTimeout: TimeAmount = .seconds(30)
         ) {
             self.maximumMessageSize = maximumMessageSize
             self.info = info
             self.protocolInterface = protocolInterface
             self.connectionGate = connectionGate
+            self.unfinishedMessageTimeout = unfinishedMessageTimeout
+            self.unfinishedBytesPerUser = 8 * maximumMessageSize
         }
     }
 
@@ -88,7 +97,11 @@ public final class VarlinkServer: Sendable {
             ),
             connections: connections,
             gate: configuration.connectionGate,
-            maximumMessageSize: configuration.maximumMessageSize
+            maximumMessageSize: configuration.maximumMessageSize,
+            unfinished: UnfinishedMessages(
+                timeout: configuration.unfinishedMessageTimeout,
+                bytesPerUser: configuration.unfinishedBytesPerUser
+            )
         )
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // The queue of connections not yet accepted: one process connecting and closing in a
@@ -194,13 +207,15 @@ private struct ConnectionSetUp: Sendable {
         answerer: CallAnswerer,
         connections: OpenConnections,
         gate: (any VarlinkConnectionGate)?,
-        maximumMessageSize: Int
+        maximumMessageSize: Int,
+        unfinished: UnfinishedMessages
     ) {
         shared = VarlinkConnectionHandler.Shared(
             answerer: answerer,
             connections: connections,
             gate: gate,
-            maximumMessageSize: maximumMessageSize
+            maximumMessageSize: maximumMessageSize,
+            unfinished: unfinished
         )
     }
 
