@@ -6,6 +6,7 @@ refused with TooManyProviderCalls before the provider is asked."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +48,32 @@ def test_one_users_imports_reach_the_provider_at_most_the_limit_a_minute(kakao_d
     # refused before it is asked (a few may have been allowed back while the calls went on).
     asked = kakao.count("/v1/user/access_token_info")
     assert LIMIT <= asked <= LIMIT + 2 and errors.count(TOO_MANY) == IMPORTS - asked, (asked, errors)
+
+
+RENEWALS = 100
+
+
+def test_renewing_ones_own_account_cannot_make_sesamed_write_without_end(daemon_reachable_by_other_users):
+    """Each accepted import is written to the store and made durable before it is answered; a
+    user renewing an account with 64 KiB tokens in a loop made 1,281 such writes (367 MB) in
+    20 s. Renewals are imports, counted against provider_calls_per_minute (30), so a user can
+    cause only that many writes a minute."""
+    daemon = daemon_reachable_by_other_users
+    token = "t" * 65536
+    renewal = json.dumps({"method": "io.sesame.Accounts.ImportTokens", "parameters": {
+        "provider": "google", "subject": "renewed", "tokens": {"accessToken": token, "refreshToken": token}}})
+    written_before = written_bytes(daemon)
+    answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
+                              input=(renewal + "\n") * RENEWALS, capture_output=True, text=True, timeout=300)
+    assert answered.returncode == 0, answered.stderr
+    accepted = [json.loads(line).get("error") for line in answered.stdout.splitlines()].count(None)
+    written = written_bytes(daemon) - written_before
+    print(f"{accepted} of {RENEWALS} renewals accepted, {written >> 10} KiB written")
+    assert 30 <= accepted <= 32, accepted
+    assert written < 40 * 4 * 65536, f"{written >> 10} KiB written for {accepted} renewals"
+
+
+def written_bytes(daemon) -> int:
+    """What sesamed has written to storage so far (proc(5), /proc/PID/io write_bytes)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{daemon.process.pid}/io").read_text().splitlines())
+    return int(fields["write_bytes"])
