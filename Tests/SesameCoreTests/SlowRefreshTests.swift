@@ -35,6 +35,27 @@ import Testing
         fixture.refresher.open()
     }
 
+    /// A refresh in flight (ahead of expiry, or asked for by someone) holds only the callers
+    /// whose token is due; the others get theirs at once, however slow the provider is.
+    @Test func aCallerWhoseTokenIsNotDueDoesNotWaitForARefreshInFlight() async throws {
+        let fixture = EngineFixture(refresher: ScriptedRefresher(gated: true))
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), access: "AT-2")))
+        let refresh = Task { try await fixture.engine.refresh(account.id) }
+        while fixture.refresher.calls == 0 { await Task.yield() }
+        #expect(try fixture.engine.accountWithTokensWithoutWaiting(account.id).tokens?.accessToken == "AT-1")
+        let answered = Mutex<String?>(nil)
+        let caller = Task {
+            let tokens = try await fixture.engine.tokens(for: account.id, waitingAtMost: .seconds(5))
+            answered.withLock { $0 = tokens.accessToken }
+        }
+        #expect(await yieldUntil { answered.withLock { $0 } != nil }, "the caller waited for the provider")
+        #expect(answered.withLock { $0 } == "AT-1")
+        fixture.refresher.open()
+        _ = try await refresh.value
+        try await caller.value
+    }
+
     @Test func aLogoutWaitsForTheRefreshInFlightAndRevokesItsTokens() async throws {
         let (fixture, _, refresh, logout, revoked) = try await logoutDuringARefresh(patience: .seconds(60))
         fixture.refresher.open()

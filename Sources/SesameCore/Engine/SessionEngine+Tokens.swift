@@ -24,8 +24,10 @@ extension SessionEngine {
         let refreshDue =
             tokens.accessTokenExpiresAt.map { $0.timeIntervalSince(clock.now) <= policy.refreshMargin.timeInterval }
             ?? false
+        // A refresh in flight is joined only by callers whose token is due: the others have a
+        // token that is good for longer than the margin, and get it at once.
+        guard refreshDue else { return tokens }
         let refreshing = refreshState(of: id)
-        guard refreshDue || refreshing.inFlight != nil else { return tokens }
         guard tokens.refreshToken != nil, refreshing.logouts == 0, refreshing.inFlight != nil || !isBackingOff(id)
         else {
             // Nothing to refresh with, logging out, or backing off after failures: callers get

@@ -38,7 +38,11 @@ public final class SessionReadView: Sendable {
         -> (account: Account, tokens: TokenSet?)
     {
         guard let stored = accounts.withLock({ $0[id] }) else { throw .noSuchAccount(id) }
-        guard stored.account.state == .active, let tokens = stored.tokens else { return (stored.account, nil) }
+        // While a refresh runs (scheduled ahead of expiry, or asked for by someone else), a token
+        // outside the refresh margin is still handed out at once: its holder need not wait for a
+        // provider that may be slow to answer.
+        guard stored.account.state == .active || stored.account.state == .refreshing, let tokens = stored.tokens
+        else { return (stored.account, nil) }
         if let expiry = tokens.accessTokenExpiresAt, expiry.timeIntervalSince(now) <= refreshMargin.timeInterval {
             return (stored.account, nil)
         }
