@@ -109,7 +109,8 @@ extension SesameError {
         case .session(.noSuchAccount(let id)): "no account \(id); see `sesamectl accounts`."
         case .session(.needsLogin(let id)): "\(id) needs a new login; `sesamectl status \(id)` names the command."
         case .session(.tokenExpired(let id)):
-            "the access token of \(id) expired and sesamed cannot refresh it now; try again later."
+            "the access token of \(id) expired and the provider did not give a new one; "
+                + "`sesamectl refresh \(id)` tries again now and says why it fails."
         case .session(.refreshFailed(let id, let reason)):
             "could not refresh \(id) (\(reason)); sesamed tries again on its own."
         default: "sesamed: \(self)."

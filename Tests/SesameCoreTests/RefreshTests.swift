@@ -205,14 +205,30 @@ import Testing
             #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
         }
         #expect(fixture.refresher.calls == 1)
-        fixture.clock.advance(by: .seconds(11))
-        await #expect(throws: SessionError.tokenExpired(account.id)) {
-            try await fixture.engine.tokens(for: account.id)
-        }
-        #expect(fixture.refresher.calls == 1)
         fixture.clock.advance(by: .seconds(30))
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "after the backoff it tries")
+    }
+
+    /// A caller whose token has expired does not wait out the backoff: the provider may be back.
+    /// It tries at once, and callers together at most once per minimumRejectedRefreshInterval.
+    @Test func anExpiredTokenIsTriedAgainOnDemandDuringTheBackoffAtMostOncePerInterval() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(300))))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        fixture.clock.advance(by: .seconds(11))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(300))))
+        await #expect(throws: SessionError.self) { try await fixture.engine.tokens(for: account.id) }
+        #expect(fixture.refresher.calls == 2, "tried at once, not after the backoff")
+        fixture.clock.advance(by: .seconds(5))
+        await #expect(throws: SessionError.tokenExpired(account.id)) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        #expect(fixture.refresher.calls == 2, "not again within the interval")
+        fixture.clock.advance(by: .seconds(5))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "the provider is back")
     }
 
     @Test func garbageFromTheProviderAlsoBacksCallersOff() async throws {

@@ -28,7 +28,8 @@ extension SessionEngine {
         // token that is good for longer than the margin, and get it at once.
         guard refreshDue else { return tokens }
         let refreshing = refreshState(of: id)
-        guard tokens.refreshToken != nil, refreshing.logouts == 0, refreshing.inFlight != nil || !isBackingOff(id)
+        guard tokens.refreshToken != nil, refreshing.logouts == 0,
+            refreshing.inFlight != nil || !isBackingOff(id) || mayRetryEarly(id, tokens)
         else {
             // Nothing to refresh with, logging out, or backing off after failures: callers get
             // what there is rather than each asking a provider that is struggling.
@@ -53,6 +54,16 @@ extension SessionEngine {
             let tokens = stored.tokens, !tokens.accessTokenHasExpired(at: clock.now)
         else { throw error }
         return tokens
+    }
+
+    /// Whether a caller whose token has expired may try a refresh although the backoff after a
+    /// failure has not passed: the provider may be back (a person runs `sesamectl token` after
+    /// an outage), and such callers together try at most once per
+    /// `minimumRejectedRefreshInterval`, so a struggling provider is not hammered.
+    private func mayRetryEarly(_ id: String, _ tokens: TokenSet) -> Bool {
+        guard tokens.accessTokenHasExpired(at: clock.now) else { return false }
+        guard let last = refreshState(of: id).lastAttempt else { return true }
+        return clock.now.timeIntervalSince(last) >= policy.minimumRejectedRefreshInterval.timeInterval
     }
 
     /// Whether the account's last refresh failed and the backoff has not yet passed.

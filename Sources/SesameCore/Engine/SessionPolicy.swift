@@ -17,7 +17,8 @@ public struct SessionPolicy: Sendable, Hashable {
     public var minimumRefreshInterval: Duration
     /// The longest wait between retries after transient refresh failures.
     public var maximumRetryDelay: Duration
-    /// `ReportRejected` refreshes at most once in this long per account.
+    /// `ReportRejected`, and `GetToken` of an expired token while backing off after a failure,
+    /// refresh at most once in this long per account.
     public var minimumRejectedRefreshInterval: Duration = .seconds(10)
 
     /// Creates a policy.
