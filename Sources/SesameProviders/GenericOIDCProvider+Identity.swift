@@ -68,10 +68,23 @@ extension GenericOIDCProvider {
         )
     }
 
-    /// Checks a handed-over ID token; without one there is nothing the standards let us ask.
+    /// Checks handed-over tokens: an ID token must be about `subject`; without one, the
+    /// provider's profile API or its userinfo endpoint (OpenID Connect Core §5.3) must say the
+    /// access token is `subject`'s, so an app cannot file one person's token under another's
+    /// name. A provider with neither cannot say whose a token is: the subject is taken as given.
     public func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {
-        guard let idToken = tokens.idToken else { return }
-        try await verifyHandedOver(idToken: idToken, subject: subject)
+        if let idToken = tokens.idToken { return try await verifyHandedOver(idToken: idToken, subject: subject) }
+        let identity: ProviderIdentity
+        if let profile {
+            identity = try await profile(tokens.accessToken)
+        } else if let userinfo = try await discovery.endpoints().userinfoEndpoint {
+            identity = try await self.userinfo(userinfo, accessToken: tokens.accessToken)
+        } else {
+            return
+        }
+        guard identity.subject == subject else {
+            throw .invalidResponse("the access token belongs to another subject than the one given")
+        }
     }
 
     /// Checks a handed-over ID token: the provider's, for this client, about `subject`.
