@@ -133,8 +133,14 @@ final class RedirectHandler: ChannelInboundHandler {
             Self.respond(on: channel, status: .forbidden, page)
             return
         }
-        let query = URLComponents(string: "http://127.0.0.1" + target)?.queryItems ?? []
-        func item(_ name: String) -> String? { query.first { $0.name == name }?.value }
+        let query = URLComponents(string: "http://127.0.0.1" + target)?.percentEncodedQueryItems ?? []
+        // RFC 6749 Appendix B: the redirect's parameters are form-encoded, where `+` is a space
+        // ("The+user+denied+access"); a `+` of the value itself comes as %2B.
+        func item(_ name: String) -> String? {
+            query.first { $0.name == name }?.value.flatMap {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+        }
         let outcome: BrowserRedirect.Outcome
         if let error = item("error") {
             outcome = .refused(error, item("error_description"))

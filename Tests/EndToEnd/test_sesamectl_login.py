@@ -127,6 +127,23 @@ def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
     assert "waiting up to 5:00 for the browser" in first, first
 
 
+def test_a_form_encoded_refusal_is_shown_decoded(daemon, idp):
+    """RFC 6749 Appendix B: the redirect's parameters are form-encoded, so `+` is a space; a
+    provider's "The+user+denied+access" is shown as words, and %2B as the plus it is."""
+    process = login(daemon, "web", "--browser")
+    try:
+        process.stdout.readline()
+        query = parse_qs(urlparse(process.stdout.readline()).query)
+        target = (f'{query["redirect_uri"][0]}?state={query["state"][0]}&error=access_denied'
+                  "&error_description=The+user+denied+access+%2B+left")
+        page = requests.get(target, timeout=30)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "The user denied access + left" in page.text, page.text
+    assert process.returncode == 1 and "(The user denied access + left)" in err, err
+
+
 def line_within(stream, seconds: float = 30) -> str:
     """The next line of `stream`, or a failure (not a hang) when none comes."""
     lines: list[str] = []
