@@ -1,5 +1,6 @@
 import CProcessHardening
 import Foundation
+import Logging
 import SesameCore
 import SesameStore
 
@@ -62,15 +63,24 @@ extension Daemon {
 
     /// The configured providers, each with the HTTP client it will use.
     func loadProviders() throws -> Providers {
-        let providers = Providers(
-            try ProviderFiles.load(
-                directory: configuration.providersDirectory,
-                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
-            ),
-            logger: logger
+        let (configurations, broken) = try ProviderFiles.load(
+            directory: configuration.providersDirectory,
+            credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         )
+        let providers = Providers(configurations, broken: broken, logger: logger)
         logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
+        Self.log(broken, logger: logger)
         return providers
+    }
+
+    /// Says which provider files did not read, and what to do: the other providers work.
+    static func log(_ broken: [ProviderFiles.Broken], logger: Logger) {
+        for file in broken {
+            logger.warning(
+                "provider file not used; fix it and reload sesamed (systemctl reload sesamed)",
+                metadata: ["provider": "\(file.name)", "error": "\(file.error)"]
+            )
+        }
     }
 
     static func makeStateDirectory(_ path: String) throws {

@@ -3,13 +3,24 @@ import SesameProviders
 import TOMLKit
 
 /// Reads `providers.d/*.toml`: one OAuth / OpenID Connect provider per file. Every key is checked
-/// like the main config file; a bad file stops start-up with a message naming file and key.
+/// like the main config file. A bad file takes only its own provider out (listed with what is
+/// wrong, until it is fixed and sesamed reloaded; on a reload, a provider already running keeps
+/// its settings): the others keep working.
 package enum ProviderFiles {
-    /// Every provider in `directory`, ordered by file name; an absent directory means none.
+    /// A provider file that could not be read as one.
+    struct Broken: Sendable {
+        /// The provider's name as its file name gives it.
+        var name: String
+        /// What is wrong, naming file, line or key.
+        var error: ConfigurationError
+    }
+
+    /// Every provider in `directory` that reads, ordered by file name, and the files that do
+    /// not; an absent directory means none.
     static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError)
-        -> [ProviderConfiguration]
+        -> (providers: [ProviderConfiguration], broken: [Broken])
     {
-        guard FileManager.default.fileExists(atPath: directory) else { return [] }
+        guard FileManager.default.fileExists(atPath: directory) else { return ([], []) }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -18,20 +29,25 @@ package enum ProviderFiles {
             throw .invalidValue(path: directory, key: "providers_directory", reason: "cannot be read")
         }
         var providers: [ProviderConfiguration] = []
+        var broken: [Broken] = []
         for name in names.sorted() where name.hasSuffix(".toml") {
             let path = directory + "/" + name
-            let provider = try parse(
-                try ConfigurationFile.readText(path),
-                path: path,
-                defaultName: String(name.dropLast(5)),
-                credentialsDirectory: credentialsDirectory
-            )
-            guard !providers.contains(where: { $0.name == provider.name }) else {
-                throw .invalidValue(path: path, key: "name", reason: "'\(provider.name)' is configured twice")
+            do throws(ConfigurationError) {
+                let provider = try parse(
+                    try ConfigurationFile.readText(path),
+                    path: path,
+                    defaultName: String(name.dropLast(5)),
+                    credentialsDirectory: credentialsDirectory
+                )
+                guard !providers.contains(where: { $0.name == provider.name }) else {
+                    throw .invalidValue(path: path, key: "name", reason: "'\(provider.name)' is configured twice")
+                }
+                providers.append(provider)
+            } catch {
+                broken.append(Broken(name: String(name.dropLast(5)), error: error))
             }
-            providers.append(provider)
         }
-        return providers
+        return (providers, broken)
     }
 
     package static func parse(_ text: String, path: String, defaultName: String, credentialsDirectory: String?)

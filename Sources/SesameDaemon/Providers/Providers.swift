@@ -17,14 +17,23 @@ final class Providers: TokenRefresher {
     }
 
     private let configured: Mutex<[String: Configured]>
+    /// The provider files that did not read, as last loaded.
+    private let brokenFiles = Mutex<[ProviderFiles.Broken]>([])
     /// Clients of replaced providers: logins under way may still use them, so they are shut down
     /// only after `retirement`, or when the daemon stops.
     private let retired = Mutex<[HTTPClient]>([])
     private let logger: Logger
 
-    init(_ configurations: [ProviderConfiguration], logger: Logger) {
+    init(_ configurations: [ProviderConfiguration], broken: [ProviderFiles.Broken] = [], logger: Logger) {
         self.logger = logger
         configured = Mutex(Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, Self.make($0)) }))
+        brokenFiles.withLock { $0 = broken }
+    }
+
+    /// The provider files that did not read, as last loaded.
+    var broken: [ProviderFiles.Broken] {
+        get { brokenFiles.withLock { $0 } }
+        set { brokenFiles.withLock { $0 = newValue } }
     }
 
     /// Providers of ready-made adapters: the seam where handler tests put scripted providers.

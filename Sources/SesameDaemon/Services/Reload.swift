@@ -15,7 +15,7 @@ enum Reload {
         engine: DaemonEngine,
         logger: Logger
     ) async throws {
-        let configurations = try ProviderFiles.load(
+        let (configurations, broken) = try ProviderFiles.load(
             directory: reloaded.providersDirectory,
             credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         )
@@ -27,7 +27,12 @@ enum Reload {
                 "admin_group": "\(reloaded.accessPolicy.adminGroup.map(String.init) ?? "none")",
             ]
         )
-        let changes = providers.reload(configurations)
+        // A provider whose file turned bad keeps the settings it runs with, so that its accounts
+        // still refresh; one that never read stays out until its file is fixed.
+        let kept = broken.compactMap { try? providers.adapter($0.name).configuration }
+        let changes = providers.reload(configurations + kept)
+        providers.broken = broken.filter { file in !kept.contains { $0.name == file.name } }
+        Daemon.log(broken, logger: logger)
         if changes.isEmpty {
             logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
         } else {

@@ -9,7 +9,7 @@ import SesameVarlink
 extension AccountsInterface {
     /// Every configured provider and how its accounts log in; the names and flows are no secret
     /// to a local user, who may log in with any of them.
-    func listProviders() throws -> VarlinkReply {
+    func listProviders(_ caller: Caller) throws -> VarlinkReply {
         let configured = providers.names.compactMap { try? providers.adapter($0) }
         let list = configured.map { (adapter: any ProviderAdapter) in
             Provider(
@@ -21,7 +21,24 @@ extension AccountsInterface {
                 loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil
             )
         }
-        return try VarlinkReply(ListProvidersReply(providers: list))
+        let broken = providers.broken.map { file in
+            Provider(
+                name: file.name,
+                type: "",
+                flows: [],
+                defaultFlow: nil,
+                redirectURI: nil,
+                loginUnavailable: Self.brokenFileSentence(file, forRoot: caller.isRoot)
+            )
+        }
+        return try VarlinkReply(ListProvidersReply(providers: (list + broken).sorted { $0.name < $1.name }))
+    }
+
+    /// Why a broken provider cannot log in, and what to do. Only root is shown what is wrong
+    /// in the file: a parser's message may quote it, and the file may hold a secret.
+    private static func brokenFileSentence(_ file: ProviderFiles.Broken, forRoot: Bool) -> String {
+        let what = forRoot ? "\(file.error)" : "its provider file is broken (root sees why in `sesamectl providers`)"
+        return "\(what); fix the file and reload sesamed (systemctl reload sesamed)"
     }
 
     /// Redeems a handed-over authorization code into an account owned by the caller. It counts

@@ -53,7 +53,7 @@ struct AccountsInterface: VarlinkInterface {
             return try await login(call.decodeParameters(LoginParameters.self), more: call.more, caller, context)
         case .completeLogin:
             return try await completeLogin(call.decodeParameters(CompleteLoginParameters.self), caller, context)
-        case .listProviders: return try listProviders()
+        case .listProviders: return try listProviders(caller)
         case .redeemCode: return try await redeemCode(call.decodeParameters(RedeemCodeParameters.self), caller, context)
         case .refresh: return try await refresh(call.decodeParameters(AccountParameters.self), caller)
         case .reportRejected:
