@@ -36,9 +36,12 @@ enum LoopbackPeer {
         for line in text.split(separator: "\n").dropFirst() {
             // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count > 7 else { continue }
+            guard fields.count > 9 else { continue }
             let (from, to) = (String(fields[1]).uppercased(), String(fields[2]).uppercased())
             guard (from, to) == ipv4 || (from, to) == mapped else { continue }
+            // A socket its process has closed (orphaned, or in TIME-WAIT) is listed with inode 0
+            // and uid 0: it belongs to nobody now, least of all to root.
+            guard fields[9] != "0" else { return nil }
             return UInt32(fields[7])
         }
         return nil

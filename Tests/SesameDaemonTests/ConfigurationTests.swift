@@ -185,6 +185,8 @@ import Testing
         "a" + String(repeating: ".a", count: 30_000) + " = 1\n",
         "[limits]\n[" + String(repeating: "a.", count: 30_000) + "a]\n",
         "x = " + String(repeating: "{a=", count: 1_001) + "1" + String(repeating: "}", count: 1_001) + "\n",
+        // A multi-line string may end in up to five quotes: what follows is not in it.
+        "t = { s = \"\"\"x\"\"\"\", " + String(repeating: "a.", count: 30_000) + "a = 1 }\n",
     ])
     func refusesKeysNestedTooDeepBeforeTheParserSeesThem(_ text: String) {
         #expect {

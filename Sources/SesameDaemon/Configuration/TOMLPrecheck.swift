@@ -54,6 +54,15 @@ enum TOMLPrecheck {
                     step = 2
                 } else if startsWith(delimiter) {
                     (quote, step) = (nil, delimiter.unicodeScalars.count)
+                    // TOML 1.0.0: up to two quotes of the string's own may stand right before a
+                    // multi-line string's closing three (`"""x""""` is `x"`).
+                    while step < 5, delimiter.count == 3,
+                        scalars.index(index, offsetBy: step, limitedBy: scalars.endIndex).map({
+                            $0 < scalars.endIndex && String(scalars[$0]) == String(delimiter.prefix(1))
+                        }) == true
+                    {
+                        step += 1
+                    }
                 }
             } else if scalar == "#" {
                 comment = true

@@ -30,6 +30,7 @@ enum Reload {
         // A provider whose file turned bad keeps the settings it runs with, so that its accounts
         // still refresh; one that never read stays out until its file is fixed.
         let kept = broken.compactMap { try? providers.adapter($0.name).configuration }
+            .filter { running in !configurations.contains { $0.name == running.name } }
         let changes = providers.reload(configurations + kept)
         providers.broken = broken.filter { file in !kept.contains { $0.name == file.name } }
         Daemon.log(broken, logger: logger)

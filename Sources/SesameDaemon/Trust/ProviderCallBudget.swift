@@ -20,13 +20,15 @@ struct ProviderCallBudget: Sendable {
     mutating func spend(for uid: UInt32, perMinute: Int, at now: Date) -> Int? {
         let capacity = Double(perMinute)
         let perSecond = capacity / 60
+        if buckets[uid] == nil, buckets.count >= Self.trackedLimit {
+            dropFull(at: now, perSecond: perSecond)
+            // Thousands of uids all calling at once: a new one waits for room rather than grow this.
+            guard buckets.count < Self.trackedLimit else { return 60 }
+        }
         var bucket = buckets[uid] ?? Bucket(calls: capacity, at: now)
         bucket.calls = min(capacity, bucket.calls + max(0, now.timeIntervalSince(bucket.at)) * perSecond)
         bucket.at = now
-        defer {
-            if buckets[uid] == nil, buckets.count >= Self.trackedLimit { dropFull(at: now, perSecond: perSecond) }
-            buckets[uid] = bucket
-        }
+        defer { buckets[uid] = bucket }
         guard bucket.calls >= 1 else { return Int(((1 - bucket.calls) / perSecond).rounded(.up)) }
         bucket.calls -= 1
         return nil

@@ -66,6 +66,16 @@ struct UnfinishedMessageWatch {
         return true
     }
 
+    /// Times the wait for the unfinished message anew, if there is one.
+    mutating func restart(
+        in limits: UnfinishedMessages,
+        on loop: any EventLoop,
+        onTimeout: @escaping @Sendable () -> Void
+    ) {
+        timer?.cancel()
+        timer = held > 0 ? loop.scheduleTask(in: limits.timeout, onTimeout) : nil
+    }
+
     /// Lets go of what the connection held: it has ended, or dropped its unfinished message.
     mutating func release(uid: UInt32, in limits: UnfinishedMessages) {
         timer?.cancel()

@@ -59,21 +59,36 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let completedBefore = splitter.completed
         splitter.split(unwrapInboundIn(data), into: &waiting)
         guard !isEnding else { return }
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let held = unfinished.hold(
             splitter.heldBytes,
             completed: splitter.completed != completedBefore,
             uid: peer.uid,
             in: shared.unfinished,
-            on: context.eventLoop
-        ) {
-            let (handler, context) = handler.value
-            handler.closeForUnfinished("a message stayed unfinished for too long", context: context)
-        }
+            on: context.eventLoop,
+            onTimeout: unfinishedTimeout(context: context)
+        )
         guard held else {
             return closeForUnfinished("this user's unfinished messages would hold too many bytes", context: context)
         }
         serveWaiting(context: context)
+    }
+
+    /// What runs when a message stayed unfinished for the timeout. While nothing is read (a
+    /// call ahead of it is being answered), the wait is not the peer's: the timer starts again.
+    private func unfinishedTimeout(context: ChannelHandlerContext) -> @Sendable () -> Void {
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        return {
+            let (handler, context) = handler.value
+            guard handler.mayRead else {
+                handler.unfinished.restart(
+                    in: handler.shared.unfinished,
+                    on: context.eventLoop,
+                    onTimeout: handler.unfinishedTimeout(context: context)
+                )
+                return
+            }
+            handler.closeForUnfinished("a message stayed unfinished for too long", context: context)
+        }
     }
 
     /// Ends a connection that holds part of a message it may not (`UnfinishedMessages`); the
