@@ -19,11 +19,8 @@ struct BrowserLogin {
     {
         let timeout = Int(LoopbackListener.timeout.components.seconds)
         let waiting = "waiting up to \(Terminal.countdown(timeout)) for the browser"
-        listener.expect(state: authorization.state)
-        // Held until the login has ended: the page that sent the browser on goes with it.
-        let opened = openBrowser ? BrowserOpener.open(authorization.url) : nil
-        defer { withExtendedLifetime(opened) {} }
-        if opened != nil {
+        let start = listener.expect(state: authorization.state, authorizationURL: authorization.url)
+        if openBrowser, BrowserOpener.open(start, leadingTo: authorization.url) {
             screen.line("Opened your browser; if it did not, open this URL in your browser (\(waiting)):")
         } else {
             screen.line("Open this URL in your browser to log in (\(waiting)):")

@@ -15,7 +15,7 @@ struct Login: AsyncParsableCommand {
             happens. With the browser (authorization code) flow, sesamectl listens on 127.0.0.1 \
             for the redirect (the browser belongs to you, not to the daemon, which may run as a \
             system service) and takes it only from connections of your own user, opens the \
-            browser with xdg-open when there is a display (through a page only you can read, so \
+            browser with xdg-open when there is a display (through an address of its own, so \
             that the URL stands on no command line), and prints the URL. Ctrl-C cancels the \
             login, in sesamed too, and exits 130.
             """

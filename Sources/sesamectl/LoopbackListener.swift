@@ -14,8 +14,8 @@ import Synchronization
 final class LoopbackListener: Sendable {
     /// How long the browser has to come back.
     static let timeout: Duration = .seconds(300)
-    /// How long one connection may take to send its request (a browser may open a connection
-    /// ahead of need and leave it idle).
+    /// How long one connection may take to send its request from when it was accepted (a
+    /// browser may open a connection ahead of need and leave it idle).
     static let requestTimeout: TimeAmount = .seconds(10)
     /// Connections served at once; more are closed as they arrive (a browser opens a handful).
     static let connectionLimit = 32
@@ -40,7 +40,9 @@ final class LoopbackListener: Sendable {
     static func open(registered: String? = nil) async throws -> LoopbackListener {
         let port = try registered.map(Self.port(of:)) ?? 0
         let inbox = RedirectInbox(owner: getuid())
-        let connections = ConnectionBudget(limit: connectionLimit)
+        // The user's own connections and everyone else's are counted apart, so that other users
+        // holding connections cannot keep the browser out.
+        let (own, others) = (ConnectionBudget(limit: connectionLimit), ConnectionBudget(limit: connectionLimit))
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -49,13 +51,15 @@ final class LoopbackListener: Sendable {
                 // Linux still refuses the port while another socket listens on it.
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { connection in
+                    // Whose the connecting socket is, read while it is surely open (RFC 8252 §8.3).
+                    let isOwners = RedirectHandler.isOwnersConnection(connection, owner: inbox.owner)
+                    let connections = isOwners ? own : others
                     guard connections.take() else { return connection.close() }
                     connection.closeFuture.whenComplete { _ in connections.give() }
                     return connection.eventLoop.makeCompletedFuture {
                         let pipeline = connection.pipeline.syncOperations
                         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false)
-                        try pipeline.addHandler(IdleStateHandler(readTimeout: requestTimeout))
-                        try pipeline.addHandler(RedirectHandler(inbox: inbox))
+                        try pipeline.addHandler(RedirectHandler(inbox: inbox, isOwners: isOwners))
                     }
                 }
                 .bind(host: "127.0.0.1", port: Int(port)).get()
@@ -82,9 +86,13 @@ final class LoopbackListener: Sendable {
     }
 
     /// From now on, a redirect carrying `state` is the one to hand over; call it before the
-    /// browser is shown the login, so that a quick browser is not turned away.
-    func expect(state: String) {
-        inbox.expect(state: state)
+    /// browser is shown the login, so that a quick browser is not turned away. Returns the
+    /// address that sends this user's browser on to `authorizationURL`: it can stand on a
+    /// command line (xdg-open's, which every user can read in /proc), where the authorization
+    /// URL and its `state` may not, and it answers no other user.
+    func expect(state: String, authorizationURL: String) -> String {
+        let start = inbox.expect(state: state, authorizationURL: authorizationURL)
+        return "http://127.0.0.1:\(channel.localAddress?.port ?? 0)\(start)"
     }
 
     /// Waits up to `timeout` for the browser's redirect of the login `expect` named. Requests

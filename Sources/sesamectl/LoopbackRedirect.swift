@@ -30,6 +30,7 @@ struct BrowserRedirect: Sendable {
 final class RedirectInbox: Sendable {
     private struct Waiting {
         var state: String?
+        var authorizationURL: String?
         var arrived: BrowserRedirect?
         var waiter: CheckedContinuation<BrowserRedirect, any Error>?
         var handedOver = false
@@ -43,16 +44,27 @@ final class RedirectInbox: Sendable {
 
     /// The uid whose sockets may hand a redirect over: the user running sesamectl.
     let owner: UInt32
+    /// The path that sends the owner's browser on to the authorization URL: unguessable, so
+    /// that only what sesamectl gave it to leads there.
+    let startPath = "/start/" + (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 16) }.joined()
     private let waiting = Mutex(Waiting())
 
     init(owner: UInt32) {
         self.owner = owner
     }
 
-    /// Names the login whose redirect is to be handed over.
-    func expect(state: String) {
-        waiting.withLock { $0.state = state }
+    /// Names the login whose redirect is to be handed over, and where its start path leads;
+    /// returns that path.
+    func expect(state: String, authorizationURL: String) -> String {
+        waiting.withLock {
+            $0.state = state
+            $0.authorizationURL = authorizationURL
+        }
+        return startPath
     }
+
+    /// Where the start path leads, once a login is expected.
+    var authorizationURL: String? { waiting.withLock { $0.authorizationURL } }
 
     /// Hands `redirect` over when it is of the awaited login and the first to be.
     func deliver(_ redirect: BrowserRedirect, state: String) -> Delivery {
@@ -100,12 +112,24 @@ final class RedirectHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
 
     private let inbox: RedirectInbox
+    /// Whether the connecting socket is the user's running sesamectl, as read when it connected.
+    private let isOwners: Bool
     private var target = ""
-    /// Whether this connection was answered or handed over; an idle one is closed otherwise.
+    /// Whether this connection was answered or handed over; one that is neither by the
+    /// request timeout is closed.
     private var settled = false
 
-    init(inbox: RedirectInbox) {
+    init(inbox: RedirectInbox, isOwners: Bool) {
         self.inbox = inbox
+        self.isOwners = isOwners
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: LoopbackListener.requestTimeout) {
+            let (handler, context) = handler.value
+            if !handler.settled { context.close(promise: nil) }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -119,13 +143,8 @@ final class RedirectHandler: ChannelInboundHandler {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard event is IdleStateHandler.IdleStateEvent else { return context.fireUserInboundEventTriggered(event) }
-        if !settled { context.close(promise: nil) }
-    }
-
     private func handle(on channel: any Channel) {
-        guard isOwnersConnection(channel) else {
+        guard isOwners else {
             let page = BrowserPage.html(
                 "This login was started by another user of this machine; only they can finish it. "
                     + "Nothing was logged in."
@@ -133,7 +152,17 @@ final class RedirectHandler: ChannelInboundHandler {
             Self.respond(on: channel, status: .forbidden, page)
             return
         }
-        let query = URLComponents(string: "http://127.0.0.1" + target)?.percentEncodedQueryItems ?? []
+        let components = URLComponents(string: "http://127.0.0.1" + target)
+        if components?.path == inbox.startPath, let authorizationURL = inbox.authorizationURL {
+            Self.respond(
+                on: channel,
+                status: .found,
+                BrowserPage.html("Continue to the provider's login page."),
+                location: authorizationURL
+            )
+            return
+        }
+        let query = components?.percentEncodedQueryItems ?? []
         // RFC 6749 Appendix B: the redirect's parameters are form-encoded, where `+` is a space
         // ("The+user+denied+access"); a `+` of the value itself comes as %2B.
         func item(_ name: String) -> String? {
@@ -167,24 +196,30 @@ final class RedirectHandler: ChannelInboundHandler {
         }
     }
 
-    /// Whether the socket at the other end belongs to the user running sesamectl.
-    private func isOwnersConnection(_ channel: any Channel) -> Bool {
+    /// Whether the socket at the other end of `channel` belongs to `owner`.
+    static func isOwnersConnection(_ channel: any Channel, owner: UInt32) -> Bool {
         guard let peer = LoopbackPeer.Endpoint(channel.remoteAddress),
             let local = LoopbackPeer.Endpoint(channel.localAddress)
         else { return false }
-        return LoopbackPeer.owner(of: peer, connectedTo: local) == inbox.owner
+        return LoopbackPeer.owner(of: peer, connectedTo: local) == owner
     }
 
     /// Sends one HTTP response with `page`, then closes the connection; the future completes
     /// once it is closed.
     @discardableResult
-    static func respond(on channel: any Channel, status: HTTPResponseStatus, _ page: String) -> EventLoopFuture<Void> {
+    static func respond(
+        on channel: any Channel,
+        status: HTTPResponseStatus,
+        _ page: String,
+        location: String? = nil
+    ) -> EventLoopFuture<Void> {
         let body = channel.allocator.buffer(string: page)
-        let headers = HTTPHeaders([
+        var headers = HTTPHeaders([
             ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", "\(body.readableBytes)"),
             ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store"),
             ("Referrer-Policy", "no-referrer"), ("Connection", "close"),
         ])
+        if let location { headers.add(name: "Location", value: location) }
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         channel.write(HTTPServerResponsePart.head(head), promise: nil)
         channel.write(HTTPServerResponsePart.body(.byteBuffer(body)), promise: nil)

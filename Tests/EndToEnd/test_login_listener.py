@@ -85,6 +85,9 @@ def test_another_user_cannot_read_the_login_url_off_a_command_line(tmp_path, idp
             wait_until(lambda: (tmp_path / "opened").exists(), what="xdg-open to be started")
             state = parse_qs(urlparse(url).query)["state"][0]
             assert state not in as_stranger("scan").split(), "another user read the login's state in /proc"
+            # What xdg-open was given leads another user nowhere.
+            start = (tmp_path / "opened").read_text().strip()
+            assert as_stranger("deliver", start) == "403"
         finally:
             process.kill()
 
