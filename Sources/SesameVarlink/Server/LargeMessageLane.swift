@@ -5,7 +5,8 @@ import NIOCore
 /// answers every connection. Checking and decoding a message costs time in proportion to its
 /// size; a user sending many 1 MiB messages from many connections would otherwise fill both
 /// threads of the pool and hold up everyone's small calls behind their work. Here such messages
-/// wait for each other, one at a time, and a small call waits for none of them.
+/// wait for each other, one at a time; a small call parsed on the loop waits for none of them,
+/// while the calls of a connection past its share of the loop (a pipelining one) wait their turn here.
 struct LargeMessageLane: Sendable {
     /// Messages up to this size are parsed where they arrive, on the event loop other
     /// connections share, and no more bytes than this are parsed there for one connection in a
