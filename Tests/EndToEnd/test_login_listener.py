@@ -6,7 +6,6 @@ keep the browser out, and a provider's one registered port can be listened on ag
 import os
 import socket
 import subprocess
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
