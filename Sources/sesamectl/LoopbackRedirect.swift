@@ -112,7 +112,7 @@ final class RedirectHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
 
     private let inbox: RedirectInbox
-    /// Whether the connecting socket is the user's running sesamectl, as read when it connected.
+    /// Whether the connecting socket belongs to the user running sesamectl, as read at its accept.
     private let isOwners: Bool
     private var target = ""
     /// Whether this connection was answered or handed over; one that is neither by the
