@@ -26,7 +26,8 @@ struct Box: Sendable {
     let call: @Sendable (String) async -> Void
 }
 
-/// Made out of line so that the optimizer cannot fold the value into the binding.
+/// Made out of line so that the optimizer cannot fold the value into the binding. The
+/// reproducer is a command of its own: what it prints is its result, so `print` is right here.
 @inline(never)
 func reporter() -> @Sendable (String) async -> Void {
     { message in print(message) }

@@ -56,12 +56,8 @@ enum TOMLPrecheck {
                     (quote, step) = (nil, delimiter.unicodeScalars.count)
                     // TOML 1.0.0: up to two quotes of the string's own may stand right before a
                     // multi-line string's closing three (`"""x""""` is `x"`).
-                    while step < 5, delimiter.count == 3,
-                        scalars.index(index, offsetBy: step, limitedBy: scalars.endIndex).map({
-                            $0 < scalars.endIndex && String(scalars[$0]) == String(delimiter.prefix(1))
-                        }) == true
-                    {
-                        step += 1
+                    if step == 3 {
+                        step += scalars[min(index + step, scalars.endIndex)...].prefix(2).prefix { $0 == scalar }.count
                     }
                 }
             } else if scalar == "#" {
@@ -75,7 +71,7 @@ enum TOMLPrecheck {
                 count += 1
                 if count > nestingLimit { return (line, column) }
             }
-            index = scalars.index(index, offsetBy: step, limitedBy: scalars.endIndex) ?? scalars.endIndex
+            index = min(index + step, scalars.endIndex)
         }
         return nil
     }

@@ -44,13 +44,14 @@ struct UnfinishedMessageWatch {
     /// After a read that left `bytes` of a message unfinished (`completed`: whether it also
     /// completed one): counts them for `uid`, and times the wait from the last completed
     /// message. False, with nothing changed, when the uid would hold more than it may.
+    /// `onTimeout` is asked for only when a timer starts: most reads complete what they bring.
     mutating func hold(
         _ bytes: Int,
         completed: Bool,
         uid: UInt32,
         in limits: UnfinishedMessages,
         on loop: any EventLoop,
-        onTimeout: @escaping @Sendable () -> Void
+        onTimeout: () -> @Sendable () -> Void
     ) -> Bool {
         if bytes != held {
             guard limits.change(uid, by: bytes - held) else { return false }
@@ -61,7 +62,7 @@ struct UnfinishedMessageWatch {
             timer = nil
         }
         if bytes > 0, timer == nil {
-            timer = loop.scheduleTask(in: limits.timeout, onTimeout)
+            timer = loop.scheduleTask(in: limits.timeout, onTimeout())
         }
         return true
     }

@@ -65,7 +65,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             uid: peer.uid,
             in: shared.unfinished,
             on: context.eventLoop,
-            onTimeout: unfinishedTimeout(context: context)
+            onTimeout: { unfinishedTimeout(context: context) }
         )
         guard held else {
             return closeForUnfinished("this user's unfinished messages would hold too many bytes", context: context)

@@ -28,9 +28,9 @@ public final class VarlinkServer: Sendable {
         /// How long a connection may hold part of a message without completing one; then it
         /// is closed.
         public var unfinishedMessageTimeout: TimeAmount
-        /// How many bytes of unfinished messages one uid's connections may hold together
-        /// (eight of the largest messages); a connection that would take it over is closed.
-        public var unfinishedBytesPerUser: Int
+        /// How many bytes of unfinished messages one uid's connections may hold together:
+        /// eight of the largest messages. A connection that would take it over is closed.
+        public var unfinishedBytesPerUser: Int { 8 * maximumMessageSize }
 
         /// Creates a configuration.
         public init(
@@ -45,7 +45,6 @@ public final class VarlinkServer: Sendable {
             self.protocolInterface = protocolInterface
             self.connectionGate = connectionGate
             self.unfinishedMessageTimeout = unfinishedMessageTimeout
-            self.unfinishedBytesPerUser = 8 * maximumMessageSize
         }
     }
 
