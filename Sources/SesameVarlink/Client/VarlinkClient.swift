@@ -49,48 +49,29 @@ public actor VarlinkClient {
         self.writes = writes
     }
 
-    /// How long `connect` keeps trying while the server's listen queue is full.
+    /// How long `connect` waits for room while the server's listen queue is full.
     public static let busyPatience: Duration = .seconds(5)
 
     /// Connects to the Varlink service listening at `path`. A full listen queue (a Unix socket's
-    /// connect fails with EAGAIN then) means a busy server, not a missing one: it is tried again,
-    /// at growing intervals, for `busyPatience`, and then reported as `busy`.
+    /// connect fails with EAGAIN then) means a busy server, not a missing one: the client then
+    /// waits in the kernel for room, for `busyPatience`, and reports `busy` only after that.
     public static func connect(unixSocketPath path: String, maximumMessageSize: Int = 16 << 20) async throws
         -> VarlinkClient
     {
-        let clock = ContinuousClock()
-        let deadline = clock.now + busyPatience
-        var pause: Duration = .milliseconds(5)
-        while true {
-            do {
-                return try await connectOnce(unixSocketPath: path, maximumMessageSize: maximumMessageSize)
-            } catch let error as IOError where error.errnoCode == EAGAIN {
-                guard clock.now + pause < deadline else { throw VarlinkClientError.busy(path: path) }
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(200))
-            }
-        }
-    }
-
-    /// One attempt at `connect`; a full listen queue is thrown as the `IOError` it is.
-    private static func connectOnce(unixSocketPath path: String, maximumMessageSize: Int) async throws
-        -> VarlinkClient
-    {
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let initializer = channelInitializer(maximumMessageSize: maximumMessageSize)
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            asyncChannel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: path) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize))
-                        )
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
+            asyncChannel = try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+        } catch let error as IOError where error.errnoCode == EAGAIN {
+            // The common case stays one non-blocking connect; only a full queue pays for the
+            // thread that waits in the kernel.
+            let descriptor = try await NIOThreadPool.singleton.runIfActive {
+                try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
+            }
+            asyncChannel = try await bootstrap.withConnectedSocket(descriptor, channelInitializer: initializer)
         } catch let error as IOError where error.errnoCode == EACCES || error.errnoCode == EPERM {
             throw VarlinkClientError.accessDenied(path: path)
-        } catch let error as IOError where error.errnoCode == EAGAIN {
-            throw error
         } catch let error as IOError {
             throw VarlinkClientError.cannotConnect(path: path, reason: error.description)
         } catch {
@@ -100,6 +81,20 @@ public actor VarlinkClient {
         let client = VarlinkClient(channel: asyncChannel.channel, writes: writes)
         Task { await client.pump(asyncChannel, writes: writeStream) }
         return client
+    }
+
+    /// Sets up a new connection's channel: Varlink framing, wrapped for async use.
+    private static func channelInitializer(maximumMessageSize: Int)
+        -> @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>>
+    {
+        { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: maximumMessageSize))
+                )
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
     }
 
     /// Calls `method` and returns its single reply; an error reply is thrown as `VarlinkError`.

@@ -1,0 +1,66 @@
+import Glibc
+
+/// A connect to a Unix stream socket that waits in the kernel for room in the listener's queue
+/// of connections not yet accepted, instead of polling it.
+///
+/// A non-blocking connect meets a full queue with EAGAIN, and a client that retries after a pause
+/// looks for room only at the moments it retries: while a local user connects and closes in a
+/// tight loop, refilling the queue whenever the server accepts, those moments can go seconds
+/// without room. A blocking connect sleeps on the listener's wait queue and is woken by every
+/// accept (Linux `unix_stream_connect`, `unix_wait_for_peer`), so it tries each time room
+/// appears, without spinning. `SO_SNDTIMEO` bounds the wait.
+enum QueuedConnect {
+    /// Connects to the socket at `path`, waiting at most `patience` for room in its queue; returns
+    /// the connected descriptor, or throws the `VarlinkClientError` the failure means. Blocks the
+    /// calling thread, so it belongs on a thread pool, not on a task's executor.
+    static func connectWaiting(unixSocketPath path: String, patience: Duration) throws -> CInt {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else {
+            throw VarlinkClientError.cannotConnect(path: path, reason: "the path is longer than a socket path may be")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
+
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw failure(errno, path: path) }
+        var timeout = timeval(patience)
+        guard setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0
+        else {
+            let code = errno
+            close(descriptor)
+            throw failure(code, path: path)
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            // EINTR leaves the connect under way in the kernel; it is reported as busy rather than
+            // retried, because a second connect on the same socket would fail with EALREADY.
+            let code = errno
+            close(descriptor)
+            throw failure(code == EINTR ? EAGAIN : code, path: path)
+        }
+        return descriptor
+    }
+
+    /// The client error an errno from socket, setsockopt or connect means.
+    private static func failure(_ code: CInt, path: String) -> VarlinkClientError {
+        switch code {
+        case EAGAIN: .busy(path: path)
+        case EACCES, EPERM: .accessDenied(path: path)
+        default: .cannotConnect(path: path, reason: String(cString: strerror(code)))
+        }
+    }
+}
+
+extension timeval {
+    /// A `timeval` as long as `duration` (whole microseconds), for socket timeouts.
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}
