@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import SesameFuzzing
 import SesameProtocol
-import SesameVarlink
+@_spi(Fuzzing) import SesameVarlink
 
 /// Every parameter and reply type of the three interfaces, as the handlers and SesameClient decode them.
 private func contractTypes() -> [(parameters: any Codable.Type, reply: any Codable.Type)] {
@@ -10,25 +10,55 @@ private func contractTypes() -> [(parameters: any Codable.Type, reply: any Codab
         + AdminContract.Method.allCases.map(\.signature)
 }
 
-/// Splits the input into frames as the server does (in chunks the first byte chooses), then reads
-/// each frame as a call the way the server does and as a reply the way SesameClient does.
+/// The message size limits tried: tiny ones so that inputs of a few kilobytes reach the
+/// too-large path, and the server's default.
+private let messageSizeLimits = [16, 300, 1 << 20]
+
+/// Splits the input into messages as the server does, in reads of a size the first bytes choose,
+/// and checks the cut against the client's decoder reading the whole input at once: the same
+/// messages and the same failure, whatever the read sizes. Each message is then read as a call
+/// the way the server does and as a reply the way SesameClient does.
 func fuzzVarlink(_ buffer: UnsafeRawBufferPointer) {
     var input = FuzzInput(buffer)
-    let chunk = 1 + input.choice(64)
-    var decoder = VarlinkFrameDecoder(maximumMessageSize: 1 << 20)  // the server's default
-    var stream = ByteBuffer()
+    let limit = messageSizeLimits[input.choice(messageSizeLimits.count)]
+    let readSize = 1 + input.choice(64)
     let bytes = input.remaining
+    var server = ServerFraming(maximumMessageSize: limit)
+    var served: [ServerFraming.Item] = []
     var offset = 0
-    do {
-        while offset < bytes.count {
-            stream.writeBytes(bytes[offset..<min(offset + chunk, bytes.count)])
-            offset += chunk
-            while let frame = try decoder.decode(buffer: &stream) { readFrame(frame) }
-        }
-        while let frame = try decoder.decodeLast(buffer: &stream, seenEOF: true) { readFrame(frame) }
-    } catch {
-        // A framing error closes the connection; nothing more to read.
+    while offset < bytes.count {
+        served += server.receive(ByteBuffer(bytes: bytes[offset..<min(offset + readSize, bytes.count)]))
+        precondition(server.queuedMessageBytes == 0, "messages stayed queued after they were served")
+        precondition(server.heldBytes == 0 || served.last.map(isMessage) != false, "bytes held after a failure")
+        offset += readSize
     }
+    served += server.endOfInput()
+    precondition(server.heldBytes == 0, "the unfinished message outlived the end of input")
+    let expected = framesOfWholeInput(bytes, limit: limit)
+    precondition(served == expected, "the server cut the stream differently from a reader of the whole input")
+    for item in served {
+        if case .message(let frame) = item { readFrame(frame) }
+    }
+}
+
+private func isMessage(_ item: ServerFraming.Item) -> Bool {
+    if case .message = item { true } else { false }
+}
+
+/// The messages, and the failure that ends them if any, of `bytes` read at once by the client's decoder.
+private func framesOfWholeInput(_ bytes: [UInt8], limit: Int) -> [ServerFraming.Item] {
+    var decoder = VarlinkFrameDecoder(maximumMessageSize: limit)
+    var stream = ByteBuffer(bytes: bytes)
+    var items: [ServerFraming.Item] = []
+    do {
+        while let frame = try decoder.decode(buffer: &stream) { items.append(.message(frame)) }
+        if stream.readableBytes > 0 { items.append(.failed(.truncatedMessage(bytes: stream.readableBytes))) }
+    } catch let error as VarlinkFramingError {
+        items.append(.failed(error))
+    } catch {
+        preconditionFailure("the decoder threw \(error), which is not a framing error")
+    }
+    return items
 }
 
 /// Reads one frame both ways. A call that parses must be JSON that Foundation reads as the
