@@ -9,6 +9,9 @@
                                     CONNECTIONS threads, each pipelining 64 wide calls of SIZE
                                     bytes and reading their answers, until SECONDS are over;
                                     prints how many were answered
+  unread SOCKET CONNECTIONS SECONDS  CONNECTIONS threads, each pipelining calls with large replies
+                                    as fast as the connection takes them and never reading a
+                                    reply, until SECONDS are over; prints how many were sent
 """
 
 import json
@@ -84,11 +87,14 @@ def cliff(path: str, connections: int, seconds: float, size: int):
 
     def attack():
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)  # blocking: a queue kept full by churn is waited out, not failed on
             sock.settimeout(300)
-            sock.connect(path)
             buffer = bytearray()
             while time.monotonic() < deadline:
-                sock.sendall(calls)
+                try:
+                    sock.sendall(calls)
+                except OSError:
+                    return  # sesamed refused or closed the connection: the attack on it is over
                 for _ in range(64):
                     if read_reply(sock, buffer) is None:
                         return
@@ -101,6 +107,38 @@ def cliff(path: str, connections: int, seconds: float, size: int):
     for thread in threads:
         thread.join()
     print(json.dumps({"answered": answered[0]}), flush=True)
+
+
+# A call whose reply is large (the interface's description, a few KiB): the replies fill the
+# connection's buffers after a few calls.
+DESCRIBE = b'{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.sesame.Accounts"}}\0'
+
+
+def unread(path: str, connections: int, seconds: float):
+    deadline = time.monotonic() + seconds
+    sent, lock = [0], threading.Lock()
+
+    def attack():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)  # blocking: a queue kept full by churn is waited out, not failed on
+            sock.settimeout(0.2)  # a full buffer: try again until the time is over, never read
+            batch = DESCRIBE * 64
+            while time.monotonic() < deadline:
+                try:
+                    sock.sendall(batch)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return  # sesamed closed the connection: the attack on it is over
+                with lock:
+                    sent[0] += 64
+
+    threads = [threading.Thread(target=attack) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(json.dumps({"sent": sent[0]}), flush=True)
 
 
 def calls_in_turn(path: str):
@@ -121,5 +159,7 @@ if __name__ == "__main__":
         nest(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "cliff":
         cliff(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "unread":
+        unread(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "calls":
         calls_in_turn(sys.argv[2])

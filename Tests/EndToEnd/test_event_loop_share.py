@@ -30,3 +30,21 @@ def test_wide_messages_just_under_the_off_loop_size_leave_the_owner_served(size)
         print(f"stranger's calls answered: {answered}")
         assert answered >= CLIFF_CONNECTIONS * 64, answered
         vitals.assert_owner_unharmed()
+
+
+UNREAD_CONNECTIONS = 16
+UNREAD_SECONDS = 5
+
+
+def test_pipelined_calls_whose_replies_are_never_read_leave_the_owner_served():
+    """`nobody` keeps 16 connections pipelining calls with large replies and never reads one;
+    sesamed stops reading a connection whose replies do not leave, so the owner is served within
+    the bounds of vitals.py meanwhile."""
+    with watched_daemon() as daemon:
+        account = owner_account(daemon)
+        with Vitals(daemon, account, "pipelined calls, replies never read") as vitals:
+            attacker = hostile(NOBODY, "unread", daemon.socket_path, UNREAD_CONNECTIONS, UNREAD_SECONDS)
+            out, _ = attacker.communicate(timeout=600)
+        assert attacker.returncode == 0
+        print(f"stranger's calls sent: {json.loads(out)['sent']}")
+        vitals.assert_owner_unharmed()

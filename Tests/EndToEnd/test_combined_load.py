@@ -1,0 +1,43 @@
+"""Another user's worst at once: wide messages just under the size parsed off the event loop,
+connection churn that keeps the listen queue full, and pipelined calls whose replies are never
+read. The owner's GetToken on an open connection stays within the bounds of vitals.py, and the
+owner's sesamectl, which must connect anew each time, is answered every time."""
+
+import json
+import subprocess
+import time
+
+from harness import SESAMECTL
+from test_connection_churn import CHURNER
+from test_event_loop_share import CLIFF_CONNECTIONS, UNREAD_CONNECTIONS
+from test_hostile_user import NOBODY, as_user, hostile, owner_account
+from vitals import Vitals, watched_daemon
+
+SECONDS = 8
+# Two processes churning in a tight loop keep the listen queue full (see test_connection_churn.py);
+# more would measure how the machine shares its cores among the attackers more than sesamed.
+CHURNERS = 2
+
+
+def test_wide_messages_churn_and_unread_replies_at_once_leave_the_owner_served():
+    with watched_daemon() as daemon:
+        account = owner_account(daemon)
+        socket_path = str(daemon.socket_path)
+        with Vitals(daemon, account, "wide messages, churn and unread replies at once") as vitals:
+            attackers = [hostile(NOBODY, "cliff", socket_path, CLIFF_CONNECTIONS, SECONDS, 16383),
+                         hostile(NOBODY, "unread", socket_path, UNREAD_CONNECTIONS, SECONDS)]
+            churners = [subprocess.Popen(as_user(NOBODY, "/usr/bin/python3", "-c", CHURNER, socket_path, str(SECONDS)),
+                                         stdout=subprocess.PIPE, text=True) for _ in range(CHURNERS)]
+            answers = []
+            while any(process.poll() is None for process in attackers + churners):
+                status = subprocess.run([str(SESAMECTL), "status", "--socket", socket_path],
+                                        capture_output=True, text=True, timeout=60)
+                answers.append((status.returncode, status.stderr.strip()))
+                time.sleep(0.1)  # the owner is a person at a prompt, not a flood of its own
+            outputs = [process.communicate(timeout=600)[0] for process in attackers + churners]
+        assert all(process.returncode == 0 for process in attackers + churners), outputs
+        print(f"stranger's calls: {json.loads(outputs[0])}, {json.loads(outputs[1])}; "
+              f"churn (connected, refused): {[output.strip() for output in outputs[2:]]}")
+        assert answers, "sesamectl status was never asked while the attack ran"
+        assert all(code == 0 for code, _ in answers), answers
+        vitals.assert_owner_unharmed()
