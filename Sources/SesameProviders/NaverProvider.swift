@@ -128,13 +128,15 @@ public final class NaverProvider: OIDCBasedAdapter {
     }
 
     /// "접근 토큰 삭제 요청": `grant_type=delete` with a valid access token (an expired one is
-    /// refreshed first). Naver answers success even for tokens it does not know. A configured
-    /// RFC 7009 endpoint is used instead.
+    /// refreshed first). Naver answers success even for tokens it does not know, so its answer
+    /// proves nothing: the deletion counts as confirmed only once the refresh token it should
+    /// have ended is refused. A configured RFC 7009 endpoint is used instead.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
         try await Self.delete(tokens, base: base)
     }
 
-    /// Deletes the grant with `grant_type=delete`, or with a configured RFC 7009 endpoint.
+    /// Deletes the grant with `grant_type=delete` and checks that it ended, or uses a configured
+    /// RFC 7009 endpoint.
     static func delete(_ tokens: TokenSet, base: GenericOIDCProvider) async throws(ProviderError) {
         if base.configuration.endpoints.revocationEndpoint != nil { return try await base.revoke(tokens) }
         var accessToken = tokens.accessToken
@@ -145,6 +147,32 @@ public final class NaverProvider: OIDCBasedAdapter {
                 try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], base: base)
                 .accessToken
         }
+        try await deleteRequest(accessToken: accessToken, base: base)
+        guard let refreshToken = tokens.refreshToken else { return }
+        // A refresh that still works means the grant lives on: the token it returns is deleted in
+        // turn (a second access token of the grant would otherwise outlive the logout), and the
+        // grant is checked once more.
+        for attempt in 1...2 {
+            let stillAlive: String
+            do {
+                stillAlive =
+                    try await tokenRequest(
+                        [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+                        base: base
+                    )
+                    .accessToken
+            } catch .rejected {
+                return  // the refresh token no longer works: the grant is gone
+            }
+            try await deleteRequest(accessToken: stillAlive, base: base)
+            if attempt == 2 {
+                throw .invalidResponse("Naver answered success to the deletion, but the grant still works")
+            }
+        }
+    }
+
+    /// One `grant_type=delete` request; Naver's "success" means only that it took the request.
+    private static func deleteRequest(accessToken: String, base: GenericOIDCProvider) async throws(ProviderError) {
         let response = try await base.post(
             try await base.tokenEndpoint(),
             [("grant_type", "delete"), ("access_token", accessToken), ("service_provider", "NAVER")]

@@ -41,6 +41,7 @@ class Naver(StandIn):
         self.access_lifetime = ACCESS_LIFETIME  # sent as a string, as Naver does
         self.token_fault: dict | None = None  # answered with HTTP 200 to the next code exchange
         self.profile_fault = False  # the profile API refuses every token (401, resultcode 024)
+        self.delete_ends_nothing = False  # a delete answers "success" and the grant lives on
         # State
         self.codes: dict[str, dict] = {}
         self.access_tokens: dict[str, dict] = {}  # token -> {"expires": t, "alive": bool, "grant": {...}}
@@ -77,6 +78,10 @@ class Naver(StandIn):
     def live_refresh_tokens(self) -> list[str]:
         with self.lock:
             return [t for t, i in self.refresh_tokens.items() if i["alive"]]
+
+    def issued_access_tokens(self) -> list[str]:
+        with self.lock:
+            return list(self.access_tokens)
 
     def latest_access_token(self) -> str:
         with self.lock:
@@ -172,7 +177,7 @@ class Naver(StandIn):
         token = params.get("access_token", "")
         with self.lock:
             info = self.access_tokens.get(token)
-            if info and info["alive"] and info["expires"] > time.time():
+            if info and info["alive"] and info["expires"] > time.time() and not self.delete_ends_nothing:
                 for table in (self.access_tokens, self.refresh_tokens):
                     for entry in table.values():
                         if entry["grant"] is info["grant"]:

@@ -104,6 +104,20 @@ def test_logout_deletes_the_grant_with_grant_type_delete(daemon, naver):
     assert events.next()["revokedRemotely"] is True
 
 
+def test_a_deletion_naver_answers_success_to_but_does_not_end_is_not_called_confirmed(daemon, naver):
+    """Naver answers "success" to any delete, so its answer proves nothing: sesamed checks that
+    the refresh token stopped working, and says the grant was not revoked when it did not."""
+    account = logged_in(daemon, naver, "naver")
+    naver.delete_ends_nothing = True
+    reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
+    assert "error" not in reply, reply
+    assert reply["parameters"]["revokedRemotely"] is False, reply
+    assert "still works" in reply["parameters"]["notRevokedReason"], reply
+    # Every access token the checks were handed was deleted in turn, so none is left unasked.
+    deleted = {{**r.query, **r.form}.get("access_token") for r in naver.token_requests("delete")}
+    check(set(naver.issued_access_tokens()) <= deleted, "an access token of the grant was never deleted")
+
+
 def test_logout_with_an_expired_access_token_refreshes_before_deleting(daemon, naver):
     """Naver answers "success" to a delete with an expired token but ends nothing: the access
     token sesamed knows to be expired is refreshed first."""
@@ -118,7 +132,7 @@ def test_logout_with_an_expired_access_token_refreshes_before_deleting(daemon, n
     reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
     assert "error" not in reply and reply["parameters"]["revokedRemotely"] is True, reply
     [delete] = naver.token_requests("delete")
-    assert len(naver.token_requests("refresh_token")) == 2, "one refresh before the delete"
+    assert len(naver.token_requests("refresh_token")) == 3, "one refresh before the delete, one to check it"
     check({**delete.query, **delete.form}.get("access_token") == naver.latest_access_token(),
           "the delete did not use the refreshed access token")
     check(not naver.live_refresh_tokens(), "the grant still works at Naver")
