@@ -25,9 +25,24 @@ def flag_text(argument: dict) -> str:
     return ", ".join(f"\\fB{escape(name)}\\fR{value}" for name in names)
 
 
+def pairing_inversions(arguments: list[dict]) -> list[dict]:
+    """The arguments with each `--no-X` flag folded into its `--X`: the tool describes the pair
+    once, and repeating that under `--no-X` would tell the reader it does what `--X` does."""
+    folded: list[dict] = []
+    for argument in arguments:
+        names = argument.get("names", [])
+        earlier = folded[-1] if folded else None
+        if (earlier and argument["kind"] == "flag" and len(names) == 1 and names[0]["name"].startswith("no-")
+                and [n["name"] for n in earlier.get("names", [])] == [names[0]["name"][3:]]):
+            folded[-1] = {**earlier, "names": earlier["names"] + names}
+            continue
+        folded.append(argument)
+    return folded
+
+
 def arguments(command: dict) -> list[str]:
     lines = []
-    for argument in command.get("arguments", []):
+    for argument in pairing_inversions(command.get("arguments", [])):
         if not argument.get("shouldDisplay", True) or argument.get("valueName") in ("help", "version"):
             continue
         lines += [".TP", flag_text(argument), escape(argument.get("abstract", ""))]

@@ -158,7 +158,8 @@ extension ProviderError {
     var refreshFailure: RefreshFailure {
         switch self {
         case .transient(let reason, let retryAfter): .transient(reason: reason, retryAfter: retryAfter)
-        case .rejected(let error, _): .needsLogin(reason: "the provider refused the refresh (\(error))")
+        case .rejected(let error, _, let code):
+            .needsLogin(reason: "the provider refused the refresh (\(error)\(code.map { ", \($0)" } ?? ""))")
         case .accessDenied, .expired: .needsLogin(reason: "\(self)")
         case .unsupported: .unavailable
         // Configuration errors do not pass by themselves: retry at the slowest pace, saying why.

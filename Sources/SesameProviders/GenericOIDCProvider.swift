@@ -107,10 +107,10 @@ public final class GenericOIDCProvider: ProviderAdapter {
                 let tokens = try classify(response)
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
-            } catch .rejected(error: "authorization_pending", _) {
+            } catch .rejected(error: "authorization_pending", _, _) {
                 if troubled { await onTrouble(nil) }
                 troubled = false
-            } catch .rejected(error: "slow_down", _) {
+            } catch .rejected(error: "slow_down", _, _) {
                 interval += .seconds(5)
             } catch .transient(let reason, _) {
                 // Keep polling at the same pace until the code expires; the provider may come back.

@@ -115,7 +115,7 @@ public final class KakaoProvider: OIDCBasedAdapter {
         let endpoint = settings.logoutMethod == .logout ? settings.logoutEndpoint : settings.unlinkEndpoint
         do {
             _ = try await api(endpoint, method: .POST, accessToken: tokens.accessToken, http: base.http)
-        } catch .rejected(error: deadAccessToken, _) {
+        } catch .rejected(error: deadAccessToken, _, _) {
             guard let refreshToken = tokens.refreshToken else {
                 throw .rejected(error: "invalid_token", description: nil)
             }

@@ -170,11 +170,10 @@ struct OAuthHTTP: Sendable {
             // Both are the provider's words, and some providers quote the token they refuse.
             // Kakao adds its own `error_code` (e.g. KOE322), which says more than `error` does.
             let secrets = response.secrets + earlierSecrets
-            let code = error.errorCode.map { " [\(ProviderText.errorCode($0, redacting: secrets))]" } ?? ""
-            let description = error.errorDescription.map { ProviderText.sanitized($0, redacting: secrets) }
             return .rejected(
                 error: ProviderText.errorCode(error.error, redacting: secrets),
-                description: description.map { $0 + code } ?? (code.isEmpty ? nil : String(code.dropFirst()))
+                description: error.errorDescription.map { ProviderText.sanitized($0, redacting: secrets) },
+                code: error.errorCode.map { ProviderText.errorCode($0, redacting: secrets) }
             )
         }
     }

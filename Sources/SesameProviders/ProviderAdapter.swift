@@ -109,9 +109,11 @@ public enum ProviderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The provider answered something that is not a valid response: malformed JSON, a bad
     /// signature, a token for another client. Nothing is changed because of it.
     case invalidResponse(String)
-    /// The provider refused the request itself (`invalid_grant`, `invalid_client`, …). Both
-    /// texts are already sanitized (`ProviderText`): no secret the request carried is in them.
-    case rejected(error: String, description: String?)
+    /// The provider refused the request itself (`invalid_grant`, `invalid_client`, …), with
+    /// the provider's own error code when it adds one (Kakao's `error_code`, e.g. KOE322). All
+    /// are already sanitized (`ProviderText`): no secret the request carried is in them. The
+    /// code, unlike the description, is a short token fit for events.
+    case rejected(error: String, description: String?, code: String? = nil)
 
     public var description: String {
         switch self {
@@ -122,8 +124,8 @@ public enum ProviderError: Error, Sendable, Hashable, CustomStringConvertible {
         case .untrustedCertificate(let what): what
         case .transient(let reason, _): "the provider is unavailable for now (\(reason))"
         case .invalidResponse(let reason): "the provider's answer is not acceptable: \(reason)"
-        case .rejected(let error, let description):
-            "the provider refused: \(error)\(description.map { " (\($0))" } ?? "")"
+        case .rejected(let error, let description, let code):
+            "the provider refused: \(error)\(code.map { " [\($0)]" } ?? "")\(description.map { " (\($0))" } ?? "")"
         }
     }
 }

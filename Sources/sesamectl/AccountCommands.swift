@@ -30,7 +30,12 @@ struct Accounts: AsyncParsableCommand {
                 let terminal = Terminal(STDOUT_FILENO)
                 if accounts.isEmpty {
                     // Off a terminal an empty list is no lines, as scripts expect.
-                    if terminal.isTerminal { printLine("no accounts") }
+                    if terminal.isTerminal {
+                        printLine(
+                            "no accounts; `sesamectl providers` lists where to log in, "
+                                + "`sesamectl login PROVIDER` logs in"
+                        )
+                    }
                     return
                 }
                 let legend = terminal.isTerminal && !noLegend
@@ -66,7 +71,7 @@ struct Token: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let token = try await options.withClient { client in
+            let token = try await options.withClient(about: account) { client in
                 let token = try await client.accessToken(for: account)
                 guard let minValid, let expiry = token.expiresAt,
                     expiry < Date().addingTimeInterval(TimeInterval(minValid))
@@ -128,7 +133,7 @@ struct Refresh: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let refreshed = try await options.withClient { try await $0.refresh(account) }
+            let refreshed = try await options.withClient(about: account) { try await $0.refresh(account) }
             printLine(json ? try Formatting.json(refreshed) : Formatting.accountLine(refreshed))
         }
     }

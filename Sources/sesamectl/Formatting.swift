@@ -39,13 +39,27 @@ enum Formatting {
     static func accountTable(_ accounts: [Account], legend: Bool, on terminal: Terminal, now: Date = Date())
         -> [String]
     {
-        let header = ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"]
         let rows = accounts.map { account in
             [
                 account.id, account.provider, name(of: account, limit: 40),
                 account.state.rawValue, expiry(account, now: now),
             ]
         }
+        let header = ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"]
+        return table(header, rows, legend: legend, on: terminal) { column, cell in
+            column == 3 ? stateColour(cell) : nil
+        }
+    }
+
+    /// `rows` as aligned columns under `header` (bold, unless `legend` is false); `colour`
+    /// gives a cell's SGR colour, if it has one, when `terminal` allows colours.
+    static func table(
+        _ header: [String],
+        _ rows: [[String]],
+        legend: Bool,
+        on terminal: Terminal,
+        colour: (_ column: Int, _ cell: String) -> String? = { _, _ in nil }
+    ) -> [String] {
         let table = (legend ? [header] : []) + rows
         let widths = header.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
         return table.enumerated().map { index, row in
@@ -55,7 +69,7 @@ enum Formatting {
                 let padded =
                     column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                 if isHeader { return terminal.styled(padded, "1") }
-                return column == 3 ? terminal.styled(padded, stateColour(cell)) : padded
+                return colour(column, cell).map { terminal.styled(padded, $0) } ?? padded
             }
             return cells.joined(separator: "  ")
         }

@@ -66,6 +66,16 @@ struct Login: AsyncParsableCommand {
                 printLine(try Formatting.json(account))
             } else {
                 screen.line("logged in: \(account.id) (\(Formatting.name(of: account)))")
+                // A person at a terminal is told what to do with the session; a script is not.
+                if screen.isTerminal {
+                    screen.line(
+                        screen.styled(
+                            "next: `sesamectl token \(account.id)` prints its access token; "
+                                + "`sesamectl exec --account \(account.id) -- COMMAND` runs a command with it",
+                            "2"
+                        )
+                    )
+                }
             }
         }
     }

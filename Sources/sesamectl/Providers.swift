@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import SesameClient
+import SesameProtocol
 
 /// `sesamectl providers`: the providers sesamed is configured with, and how each logs in.
 struct Providers: AsyncParsableCommand {
@@ -9,6 +11,9 @@ struct Providers: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the providers as a JSON array.")
     var json = false
+
+    @Flag(name: .long, help: "Leave out the table's header (shown on a terminal).")
+    var noLegend = false
 
     /// For shell completion: the names alone, one a line.
     @Flag(name: .long, help: .hidden)
@@ -22,13 +27,53 @@ struct Providers: AsyncParsableCommand {
             } else if json {
                 printLine(try Formatting.json(providers))
             } else {
-                for provider in providers {
-                    let flows = provider.flows.map(\.rawValue).joined(separator: ",")
-                    let unavailable = provider.loginUnavailable.map { "  (cannot log in: \($0))" } ?? ""
-                    printLine("\(provider.name)  \(provider.type)  \(flows)\(unavailable)")
+                let terminal = Terminal(STDOUT_FILENO)
+                let rows = providers.map { provider in
+                    [provider.name, provider.type, Self.login(provider), Self.note(provider)]
                 }
+                Formatting.table(
+                    ["PROVIDER", "TYPE", "LOGIN", "NOTE"],
+                    rows,
+                    legend: terminal.isTerminal && !noLegend,
+                    on: terminal
+                )
+                .map { $0.trimmingTrailingBlanks() }
+                .forEach(printLine)
             }
         }
+    }
+
+    /// How `sesamectl login NAME` logs in, and the other flow it offers with its option.
+    static func login(_ provider: Provider) -> String {
+        guard let flow = provider.defaultFlow ?? provider.flows.first else { return "-" }
+        let other = provider.flows.first { $0 != flow }.map { " (or \(option($0)))" } ?? ""
+        return word(flow) + other
+    }
+
+    /// Why the provider cannot be used, when it cannot.
+    static func note(_ provider: Provider) -> String {
+        provider.loginUnavailable.map { "cannot log in: \($0.forDisplay(limit: 200))" } ?? ""
+    }
+
+    private static func word(_ flow: LoginFlow) -> String {
+        switch flow {
+        case .device: "device code"
+        case .authorizationCode: "browser"
+        }
+    }
+
+    private static func option(_ flow: LoginFlow) -> String {
+        switch flow {
+        case .device: "--device"
+        case .authorizationCode: "--browser"
+        }
+    }
+}
+
+extension String {
+    /// The text without the blanks at its end (a table's empty last column leaves some).
+    fileprivate func trimmingTrailingBlanks() -> String {
+        String(self[..<(lastIndex { $0 != " " }.map(index(after:)) ?? startIndex)])
     }
 }
 

@@ -45,6 +45,17 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// As `withClient`, for a command about `account`: a session that needs a new login is
+    /// reported with the command that logs it in, which needs the account's provider.
+    func withClient<T>(about account: String, _ body: (SesameClient) async throws -> T) async throws -> T {
+        do {
+            return try await withClient(body)
+        } catch let error as SesameError where error.needsLogin {
+            guard let provider = try? await withClient({ try await $0.account(account) }).provider else { throw error }
+            throw ExitFailure.needsLogin(account: account, provider: provider)
+        }
+    }
+
     /// Connects, turning "nothing listens there" into one sentence instead of an error dump.
     func connect() async throws -> SesameClient {
         do {
@@ -66,7 +77,8 @@ enum ExitFailure: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .notRunning(let path): "sesamed is not running (nothing answers at \(path))."
+        case .notRunning(let path):
+            "sesamed is not running (nothing answers at \(path)); start it with `\(Self.startCommand(for: path))`."
         case .needsLogin(let account, let provider):
             "\(account) needs a new login: run `sesamectl login \(provider)`."
         case .accessDenied(let path):
@@ -74,6 +86,12 @@ enum ExitFailure: Error, CustomStringConvertible {
                 + "group decide who may; a user's own daemon is at $XDG_RUNTIME_DIR/sesame/io.sesame)."
         case .message(let text): text
         }
+    }
+
+    /// How the daemon at `path` is started: the system-wide socket unit for the system's
+    /// socket, the user's own otherwise.
+    static func startCommand(for path: String) -> String {
+        path.hasPrefix("/run/sesame/") ? "systemctl start sesamed.socket" : "systemctl --user start sesamed.socket"
     }
 
     /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 5 for a
@@ -107,12 +125,13 @@ extension SesameError {
     var sentence: String {
         switch self {
         case .session(.noSuchAccount(let id)): "no account \(id); see `sesamectl accounts`."
-        case .session(.needsLogin(let id)): "\(id) needs a new login; `sesamectl status \(id)` names the command."
+        case .session(.needsLogin(let id)):
+            "\(id) needs a new login: run `sesamectl login` with its provider (`sesamectl status \(id)` names it)."
         case .session(.tokenExpired(let id)):
             "the access token of \(id) expired and the provider did not give a new one; "
                 + "`sesamectl refresh \(id)` tries again now and says why it fails."
         case .session(.refreshFailed(let id, let reason)):
-            "could not refresh \(id) (\(reason)); sesamed tries again on its own."
+            "could not refresh \(id) (\(reason)); `sesamectl refresh \(id)` tries again now."
         default: "sesamed: \(self)."
         }
     }

@@ -29,7 +29,14 @@ struct Watch: AsyncParsableCommand {
     @Option(name: .long, help: "Replay the events after this sequence number first.")
     var since: UInt64?
 
-    @Flag(inversion: .prefixedNo, help: "Reconnect and resume when sesamed restarts (default: on a terminal).")
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            --follow reconnects and resumes when sesamed restarts; --no-follow ends when the \
+            connection does (default: --follow on a terminal). Either way, watch runs until \
+            interrupted.
+            """
+    )
     var follow: Bool?
 
     func run() async throws {

@@ -29,6 +29,17 @@ def test_the_man_pages_render_without_warnings():
         assert shown.returncode == 0 and "EXIT" in shown.stdout.upper(), shown.stderr
 
 
+def test_no_option_is_described_with_another_options_words():
+    """A `--no-X` flag shares its `--X`'s entry instead of repeating its description, which
+    told the reader `--no-follow` reconnects."""
+    lines = (DOCS / "man" / "sesamectl.1").read_text().split("\n")
+    for section in "\n".join(lines).split(".SS ")[1:]:
+        entries = section.split("\n.TP\n")[1:]
+        described = [entry.split("\n")[1] for entry in entries]
+        repeated = {text for text in described if described.count(text) > 1}
+        assert not repeated, f"{section.split()[0]}: {repeated}"
+
+
 def complete(words: list[str], env: dict) -> list[str]:
     """What bash completes for `words` (the last one being typed) with the shipped script."""
     script = (f'source {DOCS / "completions" / "sesamectl.bash"} && complete -p sesamectl >/dev/null && '

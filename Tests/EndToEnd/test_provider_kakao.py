@@ -263,7 +263,8 @@ def test_koe322_on_refresh_needs_login(daemon, kakao, status):
     kakao.set_refresh_remaining(0)  # expired: KOE322
     reply = refresh(daemon, account["id"])
     assert reply.get("error") == "io.sesame.Accounts.NeedsLogin", reply
-    assert events.next()["kind"] == "needsLogin"
+    event = events.next()
+    assert event["kind"] == "needsLogin" and "KOE322" in event.get("detail", ""), event
     assert state_of(daemon, account["id"]) == "needsLogin"
 
 

@@ -33,7 +33,8 @@ def test_a_daemon_that_is_not_running_is_one_sentence_and_status_3(tmp_path):
         result = sesamectl(command, "--socket", str(missing))
         assert result.returncode == 3
         assert result.stdout == ""
-        assert result.stderr == f"sesamed is not running (nothing answers at {missing}).\n"
+        assert result.stderr == (f"sesamed is not running (nothing answers at {missing}); "
+                                 "start it with `systemctl --user start sesamed.socket`.\n")
 
 
 def watch(daemon, *args):

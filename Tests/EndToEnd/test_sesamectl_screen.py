@@ -93,10 +93,17 @@ def user_code(screen: Screen) -> str:
     return screen.wait_for(r"and enter the code\r?\n\r?\n +(?:\x1b\[1m)?([A-Z0-9-]+)")[1]
 
 
-def last_line(text: str) -> str:
-    """What the terminal shows on the last line written: after the last carriage return."""
+def last_line(text: str, back: int = 1) -> str:
+    """What the terminal shows on the last line written (or `back` lines up): after the last
+    carriage return."""
     lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
-    return lines[-1].split("\r")[-1]
+    return lines[-back].split("\r")[-1]
+
+
+def outcome_line(text: str) -> str:
+    """The login's outcome: the line before the next step a person at a terminal is shown."""
+    assert ESCAPE.sub("", last_line(text)).startswith("next: `sesamectl token "), text[-400:]
+    return ESCAPE.sub("", last_line(text, back=2))
 
 
 def qr_lines(text: str) -> list[str]:
@@ -121,7 +128,7 @@ def test_a_device_login_on_a_terminal_shows_a_qr_code_and_ends_on_a_clean_line(d
         assert screen.finish() == 0, screen.text
     finally:
         screen.kill()
-    assert re.fullmatch(r"logged in: local-\S+ \(.+\)", ESCAPE.sub("", last_line(screen.text))), screen.text
+    assert re.fullmatch(r"logged in: local-\S+ \(.+\)", outcome_line(screen.text)), screen.text
     # The live line was cleared before the outcome, never run into it.
     assert "\r\x1b[Klogged in: " in screen.text, screen.text[-400:]
     assert not re.search(r"expires in [^\r\n]*logged in", screen.text), screen.text[-400:]
@@ -170,7 +177,7 @@ def test_provider_trouble_is_shown_on_the_live_line_as_it_happens(daemon, idp):
     finally:
         screen.kill()
     assert "down" not in screen.text, screen.text  # the provider's words never reach the screen
-    assert ESCAPE.sub("", last_line(screen.text)).startswith("logged in: local-"), screen.text[-400:]
+    assert outcome_line(screen.text).startswith("logged in: local-"), screen.text[-400:]
 
 
 def test_provider_trouble_off_a_terminal_is_a_line_on_stderr(daemon, idp):
@@ -275,7 +282,8 @@ def accounts_screen(daemon, *args, env=None) -> str:
 
 
 def test_the_accounts_table(daemon, idp):
-    assert accounts_screen(daemon).strip() == "no accounts"
+    assert accounts_screen(daemon).strip() == (
+        "no accounts; `sesamectl providers` lists where to log in, `sesamectl login PROVIDER` logs in")
     piped = subprocess.run([str(SESAMECTL), "accounts", "--socket", str(daemon.socket_path)],
                            capture_output=True, text=True, check=True)
     assert piped.stdout == ""
@@ -292,6 +300,22 @@ def test_the_accounts_table(daemon, idp):
     later = subprocess.run([str(SESAMECTL), "accounts", "--socket", str(daemon.socket_path)],
                            capture_output=True, text=True, check=True).stdout
     assert later.split()[-1] == "expired" and "ACCOUNT" not in later, later
+
+
+def test_the_providers_table_names_its_columns_and_the_flow_login_uses(daemon):
+    screen = Screen(["providers", "--socket", str(daemon.socket_path)], env={"NO_COLOR": "1"})
+    try:
+        assert screen.finish(timeout=30) == 0, screen.text
+    finally:
+        screen.kill()
+    header, *rows = [line for line in screen.text.replace("\r\n", "\n").split("\n") if line]
+    assert header.split() == ["PROVIDER", "TYPE", "LOGIN", "NOTE"], screen.text
+    login = {row.split()[0]: row[header.index("LOGIN"):].strip() for row in rows}
+    assert login["local"].startswith("device code"), login
+    assert login["web"].startswith("browser"), login
+    piped = subprocess.run([str(SESAMECTL), "providers", "--socket", str(daemon.socket_path)],
+                           capture_output=True, text=True, check=True).stdout
+    assert "PROVIDER" not in piped and len(piped.splitlines()) == len(rows), piped
 
 
 def test_token_min_valid_refreshes_first(daemon, idp):

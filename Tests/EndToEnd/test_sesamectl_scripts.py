@@ -92,6 +92,8 @@ def test_refresh_reports_a_provider_it_cannot_reach_as_one_line(daemon):
     assert result.returncode == 6, result.stderr
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and "RT-exec-test" not in result.stderr
+    # What to do now, not a promise that sesamed retries (it may not: the account may be gone).
+    assert result.stderr.endswith(f"`sesamectl refresh {id}` tries again now.\n"), result.stderr
 
 
 def test_errors_say_what_to_do_next(daemon):
@@ -99,9 +101,10 @@ def test_errors_say_what_to_do_next(daemon):
     assert (missing.returncode, missing.stderr) == (4, "no account google-nosuch; see `sesamectl accounts`.\n")
     id = account(daemon)
     assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
-    logged_out = sesamectl(daemon, "token", id)
-    assert logged_out.returncode == 5
-    assert logged_out.stderr == f"{id} needs a new login; `sesamectl status {id}` names the command.\n"
+    for command in ("token", "refresh"):
+        logged_out = sesamectl(daemon, command, id)
+        assert logged_out.returncode == 5
+        assert logged_out.stderr == f"{id} needs a new login: run `sesamectl login google`.\n"
 
 
 def test_a_socket_that_refuses_the_user_is_not_called_not_running(daemon):

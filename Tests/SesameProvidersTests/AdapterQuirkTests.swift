@@ -79,8 +79,17 @@ import Testing
         let body = #"{"error":"invalid_grant","error_description":"token rt-1 expired","error_code":"KOE322"}"#
         let response = OAuthHTTP.Response(status: .badRequest, headers: [:], body: Data(body.utf8), secrets: ["rt-1"])
         let error = OAuthHTTP.error(try JSONDecoder().decode(OAuthErrorBody.self, from: response.body), of: response)
-        guard case .rejected(let code, let description) = error else { Issue.record("\(error)"); return }
-        #expect(code == "invalid_grant" && description?.contains("KOE322") == true)
+        guard case .rejected(let oauthError, let description, let code) = error else {
+            Issue.record("\(error)")
+            return
+        }
+        #expect(oauthError == "invalid_grant" && code == "KOE322")
         #expect(description?.contains("rt-1") == false)
+        // The code, not the free text, reaches the session's reason, which events carry.
+        guard case .needsLogin(let reason) = error.refreshFailure else {
+            Issue.record("\(error.refreshFailure)")
+            return
+        }
+        #expect(reason.contains("KOE322") && !reason.contains("expired"))
     }
 }

@@ -113,7 +113,7 @@ import Testing
             _ = try await provider().redeemCode(handover)
             Issue.record("the refused code was accepted")
         } catch {
-            guard case .rejected("invalid_grant", let description?) = error else { throw error }
+            guard case .rejected("invalid_grant", let description?, _) = error else { throw error }
             #expect(!description.contains("HANDED-CODE") && description.contains(ProviderText.redaction))
         }
         #expect(transport.requests.first?.form["code_verifier"] == "VERIFIER")

@@ -224,7 +224,7 @@ _sesamectl_accounts() {
 
 _sesamectl_providers() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --no-legend --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 0
