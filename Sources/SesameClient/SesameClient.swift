@@ -162,6 +162,12 @@ public struct SesameClient: Sendable {
         return try await call(.reportRejected, parameters, ReportRejectedReply.self).refreshed
     }
 
+    /// Asks the provider, through sesamed, whether it still accepts the account's access token;
+    /// a rejected token is refreshed once, as `reportRejected` does.
+    public func check(_ account: String) async throws -> CheckReply {
+        try await call(.check, AccountParameters(account: account), CheckReply.self)
+    }
+
     /// Re-seals the token store under a new key (root only); returns the new key id.
     public func rekey() async throws -> String {
         try await call(AdminContract.Method.rekey.qualifiedName).decode(RekeyReply.self).keyId

@@ -17,6 +17,7 @@ public enum AccountsContract {
         case redeemCode = "RedeemCode"
         case refresh = "Refresh"
         case reportRejected = "ReportRejected"
+        case check = "Check"
         case getToken = "GetToken"
         case logout = "Logout"
         case remove = "Remove"
@@ -35,6 +36,7 @@ public enum AccountsContract {
             case .listProviders: (NoParameters.self, ListProvidersReply.self)
             case .redeemCode: (RedeemCodeParameters.self, AccountReply.self)
             case .reportRejected: (ReportRejectedParameters.self, ReportRejectedReply.self)
+            case .check: (AccountParameters.self, CheckReply.self)
             case .getToken: (AccountParameters.self, GetTokenReply.self)
             case .logout: (AccountParameters.self, LogoutReply.self)
             case .remove: (AccountParameters.self, NoParameters.self)
@@ -225,4 +227,34 @@ public struct ReportRejectedReply: Sendable, Codable, Hashable {
     public var refreshed: Bool
     /// Creates the reply.
     public init(refreshed: Bool) { self.refreshed = refreshed }
+}
+
+/// What the provider said of the access token, asked by `Check`.
+public enum TokenVerdict: String, Sendable, Codable, Hashable, CaseIterable {
+    /// The provider accepts it.
+    case accepted
+    /// The provider no longer accepts it; sesamed has tried a refresh.
+    case rejected
+    /// The provider offers no way to ask, or could not be asked now.
+    case unknown
+}
+
+/// `Check`'s reply.
+public struct CheckReply: Sendable, Codable, Hashable {
+    /// The account as it stands after the check (and the refresh a rejection leads to).
+    public var account: Account
+    /// What the provider said.
+    public var verdict: TokenVerdict
+    /// Why the token was rejected, or why it could not be checked; Sesame's words.
+    public var detail: String?
+    /// Whether the account now holds another access token.
+    public var refreshed: Bool
+
+    /// Creates the reply.
+    public init(account: Account, verdict: TokenVerdict, detail: String?, refreshed: Bool) {
+        self.account = account
+        self.verdict = verdict
+        self.detail = detail
+        self.refreshed = refreshed
+    }
 }

@@ -141,7 +141,7 @@ extension GenericOIDCProvider {
 }
 
 /// The standard claims of a userinfo answer that Sesame reads (OpenID Connect Core §5.1).
-private struct UserinfoClaims: Decodable {
+struct UserinfoClaims: Decodable {
     var sub: String
     var name: String?
     var email: String?

@@ -55,6 +55,10 @@ extension OIDCBasedAdapter {
         try await base.revoke(tokens)
     }
 
+    public func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck {
+        try await base.checkAccessToken(tokens, subject: subject)
+    }
+
     private func refuseUnless(_ flow: ProviderConfiguration.Flow) throws(ProviderError) {
         guard loginFlows.contains(flow) else {
             let offered = loginFlows.map(\.rawValue).joined(separator: " or ")

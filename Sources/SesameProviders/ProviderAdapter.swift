@@ -25,6 +25,8 @@ public protocol ProviderAdapter: TokenRefresher {
     /// in a while ago, and the ID token only says who logged in). Without one, an adapter whose
     /// provider can say whose an access token is asks it.
     func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError)
+    /// Asks the provider whether it still accepts the access token, as `subject`'s.
+    func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck
     /// Redeems an authorization code an app or web page obtained and handed over (the code
     /// handover of providers whose redirects cannot reach this machine, such as Apple's).
     func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin

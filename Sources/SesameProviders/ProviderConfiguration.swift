@@ -132,6 +132,8 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
     /// Who the access token belongs to (OpenID Connect Core §5.3), for providers that give no
     /// ID token.
     public var userinfoEndpoint: String?
+    /// Whether a token is still active (RFC 7662), when the provider offers it.
+    public var introspectionEndpoint: String?
     /// The issuer the server names itself.
     public var issuer: String?
 
@@ -142,6 +144,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         case revocationEndpoint = "revocation_endpoint"
         case jwksURI = "jwks_uri"
         case userinfoEndpoint = "userinfo_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
         case issuer
     }
 
@@ -153,6 +156,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         revocationEndpoint: String? = nil,
         jwksURI: String? = nil,
         userinfoEndpoint: String? = nil,
+        introspectionEndpoint: String? = nil,
         issuer: String? = nil
     ) {
         self.tokenEndpoint = tokenEndpoint
@@ -161,6 +165,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
         self.revocationEndpoint = revocationEndpoint
         self.jwksURI = jwksURI
         self.userinfoEndpoint = userinfoEndpoint
+        self.introspectionEndpoint = introspectionEndpoint
         self.issuer = issuer
     }
 
@@ -173,6 +178,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
             revocationEndpoint: revocationEndpoint ?? discovered.revocationEndpoint,
             jwksURI: jwksURI ?? discovered.jwksURI,
             userinfoEndpoint: userinfoEndpoint ?? discovered.userinfoEndpoint,
+            introspectionEndpoint: introspectionEndpoint ?? discovered.introspectionEndpoint,
             issuer: issuer ?? discovered.issuer
         )
     }
@@ -190,6 +196,7 @@ extension OAuthEndpoints {
             case .revocationEndpoint: (revocationEndpoint, "revocation")
             case .jwksURI: (jwksURI, "jwks")
             case .userinfoEndpoint: (userinfoEndpoint, "userinfo")
+            case .introspectionEndpoint: (introspectionEndpoint, "introspection")
             case .issuer: (issuer, "issuer")
             }
         if let url { return url }

@@ -72,6 +72,8 @@ struct GlobalOptions: ParsableArguments {
 enum ExitFailure: Error, CustomStringConvertible {
     case notRunning(path: String)
     case needsLogin(account: String, provider: String)
+    /// An API refused the token and the provider gave no new one now.
+    case noNewToken(account: String)
     case accessDenied(path: String)
     case message(String)
 
@@ -81,6 +83,9 @@ enum ExitFailure: Error, CustomStringConvertible {
             "sesamed is not running (nothing answers at \(path)); start it with `\(Self.startCommand(for: path))`."
         case .needsLogin(let account, let provider):
             "\(account) needs a new login: run `sesamectl login \(provider)`."
+        case .noNewToken(let account):
+            "the provider gave \(account) no new token now; `sesamectl status --check \(account)` asks it about "
+                + "the current one, and `sesamectl refresh \(account)` says why a refresh fails."
         case .accessDenied(let path):
             "permission denied on \(path): this user may not use that sesamed (its socket's mode and "
                 + "group decide who may; a user's own daemon is at $XDG_RUNTIME_DIR/sesame/io.sesame)."
@@ -100,6 +105,7 @@ enum ExitFailure: Error, CustomStringConvertible {
         switch self {
         case .notRunning: 3
         case .needsLogin: 5
+        case .noNewToken: 6
         case .accessDenied, .message: 1
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import SesameClient
 import SesameCore
+import SesameProtocol
 
 /// `sesamectl status [ACCOUNT]`: is the daemon up, and what accounts does it hold; or whether one
 /// account's session is usable, as an exit status for scripts.
@@ -11,7 +12,10 @@ struct Status: AsyncParsableCommand {
             Without ACCOUNT, the exit status is 0 when sesamed answered, 3 when it is not running, \
             1 on any other error. With ACCOUNT: 0 when its session is usable (a token can be had \
             now), 1 when it needs a login or is logged out, 2 when there is no such account (or \
-            you may not see it), 3 when sesamed is not running.
+            you may not see it), 3 when sesamed is not running. An access token stays valid by \
+            its expiry time even after its grant was revoked at the provider: --check asks the \
+            provider whether it still accepts it, and a token it rejects is refreshed, or the \
+            account needs a login (status 1).
             """
     )
 
@@ -22,6 +26,9 @@ struct Status: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the status as JSON.")
     var json = false
+
+    @Flag(name: .long, help: "With ACCOUNT: ask the provider whether it still accepts the access token.")
+    var check = false
 
     func run() async throws {
         if let account {
@@ -63,12 +70,12 @@ struct Status: AsyncParsableCommand {
             printError(failure.description)
             throw ExitCode(3)
         }
-        let status = await Self.status(of: id, client, json: json)
+        let status = await Self.status(of: id, client, json: json, check: check)
         await client.close()
         if status != 0 { throw ExitCode(status) }
     }
 
-    private static func status(of id: String, _ client: SesameClient, json: Bool) async -> Int32 {
+    private static func status(of id: String, _ client: SesameClient, json: Bool, check: Bool) async -> Int32 {
         do {
             let account = try await client.account(id)
             switch account.state {
@@ -79,6 +86,7 @@ struct Status: AsyncParsableCommand {
                 )
                 return 1
             case .active, .refreshing, .expired:
+                if check { return try await checked(id, client, json: json) }
                 // An expired token is usable if sesamed can refresh it now; asking is the test.
                 _ = try await client.accessToken(for: id)
                 printLine(json ? Self.json(id, usable: true, account.state) : "\(id): usable")
@@ -93,13 +101,36 @@ struct Status: AsyncParsableCommand {
         }
     }
 
+    /// The status after asking the provider about the access token (`--check`).
+    private static func checked(_ id: String, _ client: SesameClient, json: Bool) async throws -> Int32 {
+        let result = try await client.check(id)
+        let usable = result.verdict != .rejected || result.refreshed
+        let why = result.detail.map { " (\($0.forDisplay(limit: 300)))" } ?? ""
+        let line =
+            switch (result.verdict, usable) {
+            case (.accepted, _): "\(id): usable; the provider accepts its access token"
+            case (.rejected, true):
+                "\(id): usable; the provider had stopped accepting its access token\(why), and sesamed refreshed it"
+            case (.rejected, false):
+                "\(id): \(result.account.state.rawValue); the provider no longer accepts its access token\(why); "
+                    + "run `sesamectl login \(result.account.provider)`"
+            case (.unknown, _):
+                "\(id): usable by its expiry time; the provider could not say whether it still accepts it\(why)"
+            }
+        printLine(json ? Self.json(id, usable: usable, result.account.state, checked: result.verdict) : line)
+        return usable ? 0 : 1
+    }
+
     /// One account's status as a JSON object.
-    private static func json(_ id: String, usable: Bool, _ state: SessionState?) -> String {
+    private static func json(_ id: String, usable: Bool, _ state: SessionState?, checked: TokenVerdict? = nil) -> String
+    {
         struct AccountStatus: Encodable {
             var account: String
             var usable: Bool
             var state: SessionState?
+            var checked: TokenVerdict?
         }
-        return (try? Formatting.json(AccountStatus(account: id, usable: usable, state: state))) ?? "{}"
+        let status = AccountStatus(account: id, usable: usable, state: state, checked: checked)
+        return (try? Formatting.json(status)) ?? "{}"
     }
 }

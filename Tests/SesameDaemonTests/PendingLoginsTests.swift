@@ -28,6 +28,9 @@ private struct SilentProvider: ProviderAdapter {
     }
     func revoke(_ tokens: TokenSet) async throws(ProviderError) {}
     func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {}
+    func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck {
+        .cannotCheck("test")
+    }
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet { tokens }
 }
 

@@ -11,6 +11,7 @@ final class ScriptedProvider: ProviderAdapter {
         var login: Result<ProviderLogin, ProviderError> = .success(ScriptedProvider.login(subject: "alice"))
         var refresh: Result<TokenSet, RefreshFailure> = .success(ScriptedProvider.tokens("AT-2", refresh: "RT-2"))
         var revoke: Result<Void, ProviderError> = .success(())
+        var check: Result<AccessTokenCheck, ProviderError> = .success(.accepted)
         var flows: [ProviderConfiguration.Flow] = ProviderConfiguration.Flow.allCases
     }
 
@@ -95,6 +96,10 @@ final class ScriptedProvider: ProviderAdapter {
 
     func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError) {
         verifications.withLock { $0 += 1 }
+    }
+
+    func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck {
+        try script.withLock { $0.check }.get()
     }
 
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {

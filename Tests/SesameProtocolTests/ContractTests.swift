@@ -7,6 +7,7 @@ extension SessionState: WireEnum {}
 extension AuthEvent.Kind: WireEnum {}
 extension AuthEvent.LogoutReason: WireEnum {}
 extension LoginFlow: WireEnum {}
+extension TokenVerdict: WireEnum {}
 
 /// The Swift types of the Varlink contract against `interfaces/*.varlink`: every method of an
 /// interface file has its Swift signature and back, with the same fields, optionality and types.

@@ -186,7 +186,7 @@ _sesamectl() {
 
 _sesamectl_status() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --check --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __sesamectl_offer_flags_options 1
@@ -265,7 +265,7 @@ _sesamectl_login() {
 
 _sesamectl_token() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --rejected --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --min-valid)
     __sesamectl_offer_flags_options 1

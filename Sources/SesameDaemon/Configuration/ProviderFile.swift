@@ -63,7 +63,9 @@ struct ProviderFile {
         var given: [String: String] = [:]
         if let value = table["endpoints"] {
             guard let sub = value.table else { throw .wrongType(path: path, key: "endpoints", expected: "a table") }
-            let standard = ["token", "device_authorization", "authorization", "revocation", "jwks", "userinfo"]
+            let standard = [
+                "token", "device_authorization", "authorization", "revocation", "jwks", "userinfo", "introspection",
+            ]
             for key in sub.keys {
                 guard standard.contains(key) || type.extraEndpoints.contains(key) else {
                     throw .unknownKey(path: path, key: "endpoints.\(key)")
@@ -81,7 +83,8 @@ struct ProviderFile {
             authorizationEndpoint: given["authorization"],
             revocationEndpoint: given["revocation"],
             jwksURI: given["jwks"],
-            userinfoEndpoint: given["userinfo"]
+            userinfoEndpoint: given["userinfo"],
+            introspectionEndpoint: given["introspection"]
         )
         return (standard.filled(from: type.endpoints), given.filter { type.extraEndpoints.contains($0.key) })
     }

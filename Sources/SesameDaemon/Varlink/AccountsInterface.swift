@@ -58,6 +58,7 @@ struct AccountsInterface: VarlinkInterface {
         case .refresh: return try await refresh(call.decodeParameters(AccountParameters.self), caller)
         case .reportRejected:
             return try await reportRejected(call.decodeParameters(ReportRejectedParameters.self), caller)
+        case .check: return try await check(call.decodeParameters(AccountParameters.self), caller, context)
         case .getToken: return try await getToken(call.decodeParameters(AccountParameters.self), caller)
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
