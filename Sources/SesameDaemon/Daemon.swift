@@ -116,16 +116,18 @@ public struct Daemon: Sendable {
         providers: Providers,
         statusStale: AsyncStream<Void>.Continuation
     ) -> DaemonEngine {
-        DaemonEngine(
+        var policy = SessionPolicy(
+            expiringMargin: configuration.expiringMargin,
+            refreshMargin: configuration.refreshMargin,
+            refreshAhead: configuration.refreshAhead
+        )
+        policy.refreshTokenWarningMargin = configuration.refreshTokenWarning
+        return DaemonEngine(
             snapshot: snapshot,
             clock: SystemSessionClock(),
             persistence: persistence,
             refresher: providers,
-            policy: SessionPolicy(
-                expiringMargin: configuration.expiringMargin,
-                refreshMargin: configuration.refreshMargin,
-                refreshAhead: configuration.refreshAhead
-            ),
+            policy: policy,
             queueLimit: configuration.subscriberQueueLimit,
             historyLimit: configuration.eventHistoryLimit,
             observer: EventLog.observer(logger: logger, changes: statusStale),

@@ -89,6 +89,9 @@ extension SubscriptionUpdate {
             var line = "\(event.sequence) \(Formatting.time(event.time)) \(event.kind.rawValue) \(event.account)"
             line += " provider=\(event.provider) state=\(event.state.rawValue)"
             if let expiry = event.accessTokenExpiresAt { line += " expires=\(Formatting.time(expiry))" }
+            if event.kind == .refreshTokenExpiring, let end = event.refreshTokenExpiresAt {
+                line += " refresh-token-expires=\(Formatting.time(end)) next=\"sesamectl login \(event.provider)\""
+            }
             if let reason = event.reason { line += " reason=\(reason.rawValue)" }
             if let revoked = event.revokedRemotely { line += " revoked-at-provider=\(revoked ? "yes" : "no")" }
             if let retry = event.retryAt { line += " retry=\(Formatting.time(retry))" }

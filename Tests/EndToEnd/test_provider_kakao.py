@@ -255,6 +255,23 @@ def test_a_refresh_in_the_last_month_rotates_and_the_new_refresh_token_is_used(d
     assert account_of(daemon, account["id"])["refreshTokenExpiresAt"] == rotated
 
 
+def test_a_refresh_token_near_its_end_is_announced_before_it_runs_out(daemon, kakao):
+    """[REST] Kakao's refresh tokens live two months and are replaced only by a refresh in their
+    last month; one that was not replaced is announced `refresh_token_warning` (7 days) before
+    it runs out, with its date, so a person can log in again in time."""
+    kakao.refresh_lifetime = 5 * DAY
+    events = Subscription(daemon, kinds=["refreshTokenExpiring"])
+    account = logged_in(daemon, kakao, "kakao")
+    event = events.next()
+    expires = account_of(daemon, account["id"])["refreshTokenExpiresAt"]
+    assert event["account"] == account["id"] and event["refreshTokenExpiresAt"] == expires, event
+    assert 4 * DAY < seconds_until(expires) < 6 * DAY
+    # A refresh in the last month replaces it with one that lives two months: nothing to warn of.
+    kakao.refresh_lifetime = REFRESH_LIFETIME
+    assert "error" not in refresh(daemon, account["id"])
+    assert 59 * DAY < seconds_until(account_of(daemon, account["id"])["refreshTokenExpiresAt"]) < 61 * DAY
+
+
 @pytest.mark.parametrize("status", [400, 401])
 def test_koe322_on_refresh_needs_login(daemon, kakao, status):
     kakao.koe322_status = status

@@ -106,6 +106,30 @@ import Testing
         #expect(try await events.kinds(2) == [.loggedIn, .needsLogin])
     }
 
+    @Test func aRefreshTokenNearItsEndIsAnnouncedOnceBeforeItRunsOut() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        var tokens = fixture.tokens(lifetime: .seconds(30 * 86400))
+        let end = fixture.clock.now.addingTimeInterval(10 * 86400)
+        tokens.refreshTokenExpiresAt = end
+        _ = try await fixture.engine.importSession(
+            ImportedSession(provider: "p", subject: "s", owner: 1, tokens: tokens)
+        )
+        // Seven days before the end (the default margin), and only once.
+        fixture.clock.advance(by: .seconds(3 * 86400 - 1))
+        await fixture.engine.fireDueDeadlines()
+        fixture.clock.advance(by: .seconds(1))
+        await fixture.engine.fireDueDeadlines()
+        fixture.clock.advance(by: .seconds(86400))
+        await fixture.engine.fireDueDeadlines()
+        #expect(await fixture.engine.nextDeadline() == end)
+        fixture.clock.advance(by: .seconds(6 * 86400))
+        await fixture.engine.fireDueDeadlines()
+        let kinds = try await events.kinds(3)
+        #expect(kinds == [.loggedIn, .refreshTokenExpiring, .needsLogin])
+        #expect(fixture.persistence.saved?.accounts.first?.refreshTokenWarnedFor == end)
+    }
+
     @Test func logoutWipesTokensAndAnnouncesLoggedOut() async throws {
         let fixture = EngineFixture()
         let events = await fixture.subscribe()

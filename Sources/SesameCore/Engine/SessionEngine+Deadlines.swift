@@ -9,7 +9,8 @@ extension SessionEngine {
     }
 
     /// Announces every deadline that has passed by the wall clock now: `expiring`, `expired`,
-    /// and `needsLogin` once a refresh token runs out. Returns how many events went out.
+    /// `refreshTokenExpiring` ahead of a refresh token's end, and `needsLogin` once it runs
+    /// out. Returns how many events went out.
     @discardableResult
     public func fireDueDeadlines() -> Int {
         let now = clock.now
@@ -18,21 +19,8 @@ extension SessionEngine {
             fired += pending.count
         }
         for id in accounts.keys.sorted() {
-            guard var stored = accounts[id], let tokens = stored.tokens else { continue }
-            var announcements: [Announcement] = []
-            if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt, end <= now {
-                stored.account.state = .needsLogin
-                announcements.append(Announcement(kind: .needsLogin, account: id))
-            } else if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {
-                if !stored.expiringAnnounced && expiry.addingTimeInterval(-policy.expiringMargin.timeInterval) <= now {
-                    stored.expiringAnnounced = true
-                    announcements.append(Announcement(kind: .expiring, account: id))
-                }
-                if expiry <= now {
-                    stored.account.state = .expired
-                    announcements.append(Announcement(kind: .expired, account: id))
-                }
-            }
+            guard var stored = accounts[id], stored.tokens != nil else { continue }
+            let announcements = dueAnnouncements(&stored, now: now)
             if !announcements.isEmpty {
                 stored.account.updatedAt = now
                 // A failed save is retried at the next check; the deadline is still due then.
@@ -46,6 +34,41 @@ extension SessionEngine {
             }
         }
         return fired
+    }
+
+    /// The events `stored` is due by `now`, with the account changed as they say.
+    private func dueAnnouncements(_ stored: inout StoredAccount, now: Date) -> [Announcement] {
+        guard let tokens = stored.tokens else { return [] }
+        let id = stored.account.id
+        if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt, end <= now {
+            stored.account.state = .needsLogin
+            return [Announcement(kind: .needsLogin, account: id)]
+        }
+        var announcements: [Announcement] = []
+        if let warning = refreshTokenWarning(of: stored), warning <= now {
+            stored.refreshTokenWarnedFor = tokens.refreshTokenExpiresAt
+            announcements.append(Announcement(kind: .refreshTokenExpiring, account: id))
+        }
+        if stored.account.state == .active, let expiry = tokens.accessTokenExpiresAt {
+            if !stored.expiringAnnounced && expiry.addingTimeInterval(-policy.expiringMargin.timeInterval) <= now {
+                stored.expiringAnnounced = true
+                announcements.append(Announcement(kind: .expiring, account: id))
+            }
+            if expiry <= now {
+                stored.account.state = .expired
+                announcements.append(Announcement(kind: .expired, account: id))
+            }
+        }
+        return announcements
+    }
+
+    /// When `refreshTokenExpiring` is due for the account's refresh token: the margin before its
+    /// end, unless it was announced for this refresh token already or the session cannot refresh.
+    private func refreshTokenWarning(of stored: StoredAccount) -> Date? {
+        guard stored.account.state.canRefresh, let end = stored.tokens?.refreshTokenExpiresAt,
+            stored.refreshTokenWarnedFor != end
+        else { return nil }
+        return end.addingTimeInterval(-policy.refreshTokenWarningMargin.timeInterval)
     }
 
     /// Fires deadlines as they pass until the task is cancelled. It sleeps in steps of at most
@@ -90,6 +113,9 @@ extension SessionEngine {
         var candidates: [Date] = []
         if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt {
             candidates.append(end)
+        }
+        if let warning = refreshTokenWarning(of: stored) {
+            candidates.append(warning)
         }
         if let due = plannedRefresh(of: stored) {
             candidates.append(due)

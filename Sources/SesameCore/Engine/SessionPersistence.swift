@@ -26,6 +26,9 @@ public struct StoredAccount: Sendable, Codable, Hashable {
     public var expiringAnnounced: Bool
     /// When the next refresh ahead of expiry is due; nil when none is planned.
     public var refreshAt: Date?
+    /// The refresh-token expiry that `refreshTokenExpiring` was announced for, so that it goes out
+    /// once per refresh token (a renewed one has another expiry). Absent in older stores.
+    public var refreshTokenWarnedFor: Date?
 
     /// Creates a stored account.
     public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false, refreshAt: Date? = nil) {

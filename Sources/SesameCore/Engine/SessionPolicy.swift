@@ -20,6 +20,9 @@ public struct SessionPolicy: Sendable, Hashable {
     /// `ReportRejected`, and `GetToken` of an expired token while backing off after a failure,
     /// refresh at most once in this long per account.
     public var minimumRejectedRefreshInterval: Duration = .seconds(10)
+    /// `refreshTokenExpiring` is announced this long before a refresh token that has not been
+    /// renewed expires (for providers that say when, such as Kakao's `refresh_token_expires_in`).
+    public var refreshTokenWarningMargin: Duration = .seconds(7 * 86400)
 
     /// Creates a policy.
     public init(

@@ -13,6 +13,9 @@ public struct AuthEvent: Sendable, Codable, Hashable {
         case expiring
         /// The access token is past its expiry.
         case expired
+        /// The refresh token expires within the configured margin and was not renewed: a new
+        /// login is needed before `refreshTokenExpiresAt`.
+        case refreshTokenExpiring
         /// A refresh failed for a reason that may pass; another attempt follows at `retryAt`.
         case refreshFailed
         /// Only a new login can restore the session.
@@ -51,6 +54,8 @@ public struct AuthEvent: Sendable, Codable, Hashable {
     public var state: SessionState
     /// When the account's access token expires, if known.
     public var accessTokenExpiresAt: Date?
+    /// When the account's refresh token expires, if the provider said.
+    public var refreshTokenExpiresAt: Date?
     /// For `loggedOut`: why.
     public var reason: LogoutReason?
     /// For `refreshFailed`: when the next attempt is due.
@@ -80,6 +85,7 @@ public struct AuthEvent: Sendable, Codable, Hashable {
         self.owner = account.ownerUID
         self.state = account.state
         self.accessTokenExpiresAt = account.accessTokenExpiresAt
+        self.refreshTokenExpiresAt = account.refreshTokenExpiresAt
         self.reason = reason
         self.retryAt = retryAt
         self.revokedRemotely = revokedRemotely

@@ -128,6 +128,9 @@ extension ConfigurationFile {
                 configuration.refreshMargin = .seconds(seconds)
             case "refresh_ahead":
                 configuration.refreshAhead = try reader.bool(value, key: "sessions.refresh_ahead")
+            case "refresh_token_warning":
+                let seconds = try reader.integer(value, key: "sessions.refresh_token_warning", in: 0...(90 * 86400))
+                configuration.refreshTokenWarning = .seconds(seconds)
             default: return false
             }
             return true

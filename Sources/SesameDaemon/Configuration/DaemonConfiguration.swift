@@ -24,6 +24,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var refreshMargin: Duration
     /// Whether tokens are refreshed ahead of expiry without anyone asking.
     public var refreshAhead: Bool
+    /// How long before a refresh token that was not renewed expires `refreshTokenExpiring` is
+    /// announced (`[sessions] refresh_token_warning`).
+    public var refreshTokenWarning: Duration = .seconds(7 * 86400)
     /// How many undelivered events one subscriber may have before it is cut off with `Lagged`.
     public var subscriberQueueLimit: Int
     /// How many recent events are kept for subscribers that resume with `since`.

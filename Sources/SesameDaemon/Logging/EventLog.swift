@@ -34,6 +34,9 @@ enum EventLog {
         ]
         if let reason = event.reason { metadata["reason"] = "\(reason.rawValue)" }
         if let detail = event.detail { metadata["detail"] = "\(detail)" }
+        if event.kind == .refreshTokenExpiring, let end = event.refreshTokenExpiresAt {
+            metadata["refresh_token_expires_at"] = "\(end.formatted(.iso8601))"
+        }
         if let cause {
             metadata["peer_uid"] = "\(cause.uid)"
             metadata["peer_pid"] = "\(cause.pid)"
@@ -45,7 +48,7 @@ enum EventLog {
     /// in again, or a refresh that failed, is a warning; an expired token a notice; the rest info.
     static func level(of kind: AuthEvent.Kind) -> Logger.Level {
         switch kind {
-        case .needsLogin, .refreshFailed: .warning
+        case .needsLogin, .refreshFailed, .refreshTokenExpiring: .warning
         case .expired: .notice
         case .loggedIn, .tokenRefreshed, .expiring, .loggedOut, .accountRemoved: .info
         }
