@@ -30,10 +30,28 @@ public final class GoogleProvider: OIDCBasedAdapter {
 
     // MARK: Device flow, Google's way
 
-    /// "Step 1: Request device and user codes", read with Google's names.
+    /// The scopes Google's device flow grants ("OAuth 2.0 for TV and Limited-Input Device
+    /// Applications", "Allowed scopes"): OpenID Connect's, and a few of Drive's and YouTube's.
+    /// Google refuses the whole request for any other (`invalid_scope`).
+    static let deviceFlowScopes: Set<String> = [
+        "openid", "email", "profile",
+        "https://www.googleapis.com/auth/userinfo.email", "https://www.googleapis.com/auth/userinfo.profile",
+        "https://www.googleapis.com/auth/drive.appdata", "https://www.googleapis.com/auth/drive.file",
+        "https://www.googleapis.com/auth/youtube", "https://www.googleapis.com/auth/youtube.readonly",
+    ]
+
+    /// "Step 1: Request device and user codes", read with Google's names. Scopes the device
+    /// flow does not allow are refused here, before Google is asked, with the way that works.
     public func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
-        let endpoint = try await base.endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
         let scopes = scopes ?? configuration.scopes
+        let refused = scopes.filter { !Self.deviceFlowScopes.contains($0) }
+        guard refused.isEmpty else {
+            throw .unsupported(
+                "the scope \(refused.joined(separator: ", ")) in its device flow, which grants only "
+                    + "openid, email, profile and a few Drive and YouTube scopes; log in with --browser instead"
+            )
+        }
+        let endpoint = try await base.endpoint(.deviceAuthorizationEndpoint, for: "the device flow")
         // "Step 1: Request device and user codes": client_id and scope only.
         let response = try await base.http.postForm(
             endpoint,
@@ -72,6 +90,31 @@ public final class GoogleProvider: OIDCBasedAdapter {
             return try OAuthHTTP.classify(response, as: TokenResponse.self)
         }
     }
+
+    // MARK: Refresh
+
+    /// A refresh as any, with Google's one answer for a refresh token that no longer works
+    /// explained: "Token has been expired or revoked." stands for each cause Google documents
+    /// ("Using OAuth 2.0 to Access Google APIs", "Refresh token expiration"), which the answer
+    /// does not tell apart, so the person is told them all.
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+        guard let refreshToken = tokens.refreshToken else { throw .unavailable }
+        let body: TokenResponse
+        do throws(ProviderError) {
+            body = try await base.tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        } catch .rejected(error: "invalid_grant", description: "Token has been expired or revoked.", _) {
+            throw .needsLogin(reason: Self.expiredOrRevoked)
+        } catch {
+            throw error.refreshFailure
+        }
+        return try await base.refreshed(body, account: account, tokens: tokens)
+    }
+
+    /// Why a refresh Google refused as expired or revoked needs a login, in every cause Google names.
+    static let expiredOrRevoked =
+        "Google says the refresh token expired or was revoked: access removed in the Google Account, "
+        + "a password change, six months unused, a Testing app's seven-day limit, or more than 100 "
+        + "refresh tokens for this client"
 
     // MARK: Revocation
 

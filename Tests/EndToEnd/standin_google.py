@@ -38,6 +38,11 @@ def oauth_error(status: int, error: str, description: str | None = None) -> Answ
     return Answer(status, body)
 
 
+# [DEVICE] limited-input-device "Allowed scopes": OpenID Connect's and a few of Drive's and YouTube's.
+DEVICE_SCOPES = {"openid", "email", "profile", *(f"https://www.googleapis.com/auth/{name}" for name in (
+    "userinfo.email", "userinfo.profile", "drive.appdata", "drive.file", "youtube", "youtube.readonly"))}
+
+
 class GoogleStandIn(StandIn):
     """Google as a desktop ("installed app") client and a "TV and limited input" client see it."""
 
@@ -241,6 +246,10 @@ class GoogleStandIn(StandIn):
             return oauth_error(401, "invalid_client", "The OAuth client was not found.")
         if not form.get("scope"):
             return oauth_error(400, "invalid_scope", "Missing required parameter: scope")
+        # [DEVICE] "Allowed scopes": the device flow grants only these; any other fails the request.
+        refused = [scope for scope in form["scope"].split() if scope not in DEVICE_SCOPES]
+        if refused:
+            return oauth_error(400, "invalid_scope", f"Invalid device flow scope: {refused[0]}")
         device_code = new_token("AH-1Ng")
         digits = hashlib.sha256(device_code.encode()).hexdigest().upper()
         user_code = f"{digits[:4]}-{digits[4:8]}"

@@ -228,6 +228,20 @@ def test_a_refresh_token_revoked_at_google_needs_a_new_login(daemon, google):
     events = Subscription(daemon, kinds=["needsLogin", "refreshFailed"])
     reply = call(daemon, "io.sesame.Accounts.Refresh", {"account": account["id"]})
     assert reply.get("error") == "io.sesame.Accounts.NeedsLogin", reply
-    assert events.next()["kind"] == "needsLogin"
+    event = events.next()
+    assert event["kind"] == "needsLogin"
+    # Google's one answer for every way a refresh token ends, explained with the causes it names.
+    assert "six months unused" in event["detail"] and "seven-day limit" in event["detail"], event
     assert state_of(daemon, account["id"]) == "needsLogin"
     assert leaks(daemon.log(), google) == []
+
+
+def test_a_scope_googles_device_flow_does_not_grant_is_refused_before_google_is_asked(daemon, google):
+    """limited-input-device#allowedscopes: the device flow grants OpenID Connect's scopes and a
+    few of Drive's and YouTube's; Google refuses any other with invalid_scope."""
+    gmail = "https://www.googleapis.com/auth/gmail.readonly"
+    result = sesamectl(daemon, "login", "googletv", "--device", "--scope", "openid", "--scope", gmail)
+    out, err = result.communicate(timeout=60)
+    assert result.returncode != 0, (out, err)
+    assert f"the scope {gmail} in its device flow" in err and "--browser" in err, err
+    assert google.seen(google.DEVICE, "POST") == [], "Google was asked although it would refuse"
