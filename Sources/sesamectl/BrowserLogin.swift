@@ -8,6 +8,8 @@ import SesameCore
 struct BrowserLogin {
     /// The connection the login was started on.
     let client: SesameClient
+    /// The provider logged in with, as configured (the browser's pages name it).
+    let provider: String
     /// Where the person is told what to do.
     let screen: Terminal
     /// Whether to open the browser (there must be a display too); false with --no-browser.
@@ -43,15 +45,15 @@ struct BrowserLogin {
         case .refused(let error, let description):
             var said = error.forDisplay(limit: 100)
             if let description { said += " (\(description.forDisplay(limit: 300)))" }
-            await redirect.answer(BrowserPage.html("The provider refused the login: \(said). You may close this tab."))
+            await redirect.answer(.refused(by: provider, error: error, description: description))
             throw ExitFailure.message("the provider refused the login: \(said).")
         case .code(let code):
             do {
                 let account = try await client.completeLogin(state: authorization.state, code: code)
-                await redirect.answer(BrowserPage.loggedIn(account))
+                await redirect.answer(.loggedIn(account))
                 return account
             } catch {
-                await redirect.answer(BrowserPage.failed("\(error)"))
+                await redirect.answer(.failed(at: provider, "\(error)"))
                 throw error
             }
         }

@@ -120,7 +120,7 @@ struct Login: AsyncParsableCommand {
                 guard let listener else {
                     throw ExitFailure.message("sesamed started a browser login, which --device ruled out.")
                 }
-                let browser = BrowserLogin(client: client, screen: screen, openBrowser: !noBrowser)
+                let browser = BrowserLogin(client: client, provider: provider, screen: screen, openBrowser: !noBrowser)
                 return try await browser.run(authorization, listener, interrupt: interrupt)
             case .done(let account):
                 return account

@@ -20,7 +20,7 @@ struct BrowserRedirect: Sendable {
 
     /// Shows `page` in the browser, then closes the connection; returns once the page was sent
     /// (or the browser had gone), so that sesamectl may exit.
-    func answer(_ page: String) async {
+    func answer(_ page: BrowserPage) async {
         try? await RedirectHandler.respond(on: connection, status: .ok, page).get()
     }
 }
@@ -145,21 +145,12 @@ final class RedirectHandler: ChannelInboundHandler {
 
     private func handle(on channel: any Channel) {
         guard isOwners else {
-            let page = BrowserPage.html(
-                "This login was started by another user of this machine; only they can finish it. "
-                    + "Nothing was logged in."
-            )
-            Self.respond(on: channel, status: .forbidden, page)
+            Self.respond(on: channel, status: .forbidden, .notYours)
             return
         }
         let components = URLComponents(string: "http://127.0.0.1" + target)
         if components?.path == inbox.startPath, let authorizationURL = inbox.authorizationURL {
-            Self.respond(
-                on: channel,
-                status: .found,
-                BrowserPage.html("Continue to the provider's login page."),
-                location: authorizationURL
-            )
+            Self.respond(on: channel, status: .found, .continuing, location: authorizationURL)
             return
         }
         let query = components?.percentEncodedQueryItems ?? []
@@ -176,23 +167,13 @@ final class RedirectHandler: ChannelInboundHandler {
         } else if let code = item("code") {
             outcome = .code(code)
         } else {
-            Self.respond(on: channel, status: .badRequest, BrowserPage.html("The redirect carried no code."))
+            Self.respond(on: channel, status: .badRequest, .noCode)
             return
         }
         switch inbox.deliver(BrowserRedirect(connection: channel, outcome: outcome), state: item("state") ?? "") {
         case .handedOver: break
-        case .otherLogin:
-            Self.respond(
-                on: channel,
-                status: .badRequest,
-                BrowserPage.html("This is not the login sesamectl waits for.")
-            )
-        case .alreadyHandedOver:
-            Self.respond(
-                on: channel,
-                status: .conflict,
-                BrowserPage.html("This login is already being completed; see the terminal.")
-            )
+        case .otherLogin: Self.respond(on: channel, status: .badRequest, .otherLogin)
+        case .alreadyHandedOver: Self.respond(on: channel, status: .conflict, .alreadyFinishing)
         }
     }
 
@@ -210,13 +191,13 @@ final class RedirectHandler: ChannelInboundHandler {
     static func respond(
         on channel: any Channel,
         status: HTTPResponseStatus,
-        _ page: String,
+        _ page: BrowserPage,
         location: String? = nil
     ) -> EventLoopFuture<Void> {
-        let body = channel.allocator.buffer(string: page)
+        let body = channel.allocator.buffer(string: page.html)
         var headers = HTTPHeaders([
             ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", "\(body.readableBytes)"),
-            ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store"),
+            ("Content-Security-Policy", BrowserPage.policy), ("Cache-Control", "no-store"),
             ("Referrer-Policy", "no-referrer"), ("Connection", "close"),
         ])
         if let location { headers.add(name: "Location", value: location) }

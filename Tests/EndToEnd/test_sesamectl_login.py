@@ -52,6 +52,18 @@ def as_browser(idp: IdentityProvider, url: str, username: str = "bob", **kwargs)
     return browser.get(url, timeout=30, **kwargs)
 
 
+def browser_login(daemon: Daemon, idp: IdentityProvider) -> tuple[requests.Response, subprocess.Popen, str, str]:
+    """`sesamectl login web --browser` finished in Bob's browser: the page sesamectl answered, the
+    ended process, and its stdout and stderr."""
+    process = login(daemon, "web", "--browser")
+    try:
+        page = as_browser(idp, browser_url(process))
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return page, process, out, err
+
+
 def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
     """web.toml says flow = "authorization_code": with no flag, sesamectl prints the browser URL
     (not a device code) and finishes the login the browser comes back with."""
@@ -95,13 +107,9 @@ def test_the_browser_hears_of_a_failed_code_exchange(daemon, idp):
     """The page answers the redirect only after sesamed exchanged the code, so a refused
     exchange is a failure page, not "You are logged in"."""
     idp.fault(status=400, body={"error": "invalid_grant"}, grant_type="authorization_code")
-    process = login(daemon, "web", "--browser")
-    try:
-        page = as_browser(idp, browser_url(process))
-        out, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    assert "login failed" in page.text and "logged in" not in page.text, page.text
+    page, process, out, err = browser_login(daemon, idp)
+    assert "<h1>Login failed</h1>" in page.text and "logged in" not in page.text.lower(), page.text
+    assert "<dd>the provider refused: invalid_grant</dd>" in page.text, page.text
     assert process.returncode != 0 and out == "", (out, err)  # nothing after the URL's two lines
     assert err == "sesamed: the provider refused: invalid_grant.\n", err
     assert idp.counters()["token_requests"] == {"authorization_code": 1}
@@ -127,21 +135,29 @@ def test_a_provider_error_is_shown_escaped_and_cut_short(daemon, idp):
     assert "waiting up to 5:00 for the browser" in first, first
 
 
-def test_a_form_encoded_refusal_is_shown_decoded(daemon, idp):
-    """RFC 6749 Appendix B: the redirect's parameters are form-encoded, so `+` is a space; a
-    provider's "The+user+denied+access" is shown as words, and %2B as the plus it is."""
+def refused_login(daemon: Daemon, description: str) -> tuple[requests.Response, int, str]:
+    """A browser login the provider refuses: the redirect brings `access_denied` and `description`
+    as it stands in the query, form-encoded. Returns the page sesamectl answered, its exit status
+    and its stderr."""
     process = login(daemon, "web", "--browser")
     try:
         process.stdout.readline()
         query = parse_qs(urlparse(process.stdout.readline()).query)
         target = (f'{query["redirect_uri"][0]}?state={query["state"][0]}&error=access_denied'
-                  "&error_description=The+user+denied+access+%2B+left")
+                  f"&error_description={description}")
         page = requests.get(target, timeout=30)
-        out, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=60)
     finally:
         process.kill()
+    return page, process.returncode, err
+
+
+def test_a_form_encoded_refusal_is_shown_decoded(daemon, idp):
+    """RFC 6749 Appendix B: the redirect's parameters are form-encoded, so `+` is a space; a
+    provider's "The+user+denied+access" is shown as words, and %2B as the plus it is."""
+    page, status, err = refused_login(daemon, "The+user+denied+access+%2B+left")
     assert "The user denied access + left" in page.text, page.text
-    assert process.returncode == 1 and "(The user denied access + left)" in err, err
+    assert status == 1 and "(The user denied access + left)" in err, err
 
 
 def line_within(stream, seconds: float = 30) -> str:
