@@ -48,6 +48,9 @@ public struct ProviderConfiguration: Sendable, Hashable {
     public var redirectURI: String?
 
     /// Creates a provider configuration.
+    /// How often one account may be refreshed (the provider's own rules; `min_refresh_interval`).
+    public var refreshPacing = RefreshPacing()
+
     public init(
         name: String,
         kind: ProviderKind = .oidc,

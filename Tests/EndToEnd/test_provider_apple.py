@@ -50,17 +50,20 @@ def apple(signing_key):
 
 @pytest.fixture
 def daemon(tmp_path, apple, signing_key):
-    """`apple` as the developer account says, and `wrongteam`: the same with another team id.
-    `issuer` is the stand-in, so a client secret must name Apple's audience, not the issuer."""
+    """`apple` as the developer account says, and `wrongteam`: the same with another team id;
+    both refresh whenever asked (`min_refresh_interval = 0`), so tests can refresh on purpose.
+    `daily` keeps Apple's once-a-day pacing. `issuer` is the stand-in, so a client secret must
+    name Apple's audience, not the issuer."""
     providers = tmp_path / "providers.d"
     providers.mkdir()
-    def provider(team: str) -> str:
-        return (f'type = "apple"\nissuer = "{apple.base}"\nclient_id = "{CLIENT}"\nteam_id = "{team}"\n'
+    def provider(team: str, pacing: str = "min_refresh_interval = 0\n") -> str:
+        return (f'type = "apple"\nissuer = "{apple.base}"\nclient_id = "{CLIENT}"\nteam_id = "{team}"\n{pacing}'
                 f'key_id = "{KEY_ID}"\nprivate_key_file = "{signing_key[0]}"\ntimeout = 10\ntoken_timeout = 20\n'
                 f'[endpoints]\ntoken = "{apple.base}/auth/token"\nrevocation = "{apple.base}/auth/revoke"\n'
                 f'jwks = "{apple.base}/auth/keys"\n')
     (providers / "apple.toml").write_text(provider(TEAM))
     (providers / "wrongteam.toml").write_text(provider("WRONG98765"))
+    (providers / "daily.toml").write_text(provider(TEAM, pacing=""))
     config = (f'[daemon]\nproviders_directory = "{providers}"\n'
               "[sessions]\nexpiring_margin = 1\nrefresh_margin = 0\nrefresh_ahead = false\n"
               "[store]\nallow_generated_key = true\n")
@@ -164,6 +167,23 @@ def test_string_and_boolean_email_claims_are_both_accepted_and_refreshes_keep_th
         assert all(f.get("refresh_token") == refresh_token for f in forms), "the redeemed refresh token, both times"
     assert all(s["verdict"] == "ok" for s in apple.client_secrets)
     assert leaks(daemon.log() + said, apple, signing_key) == []
+
+
+def test_a_refresh_token_is_validated_at_most_once_a_day(daemon, apple):
+    """"Generate and validate tokens": verify a refresh token at most once a day, or Apple may
+    throttle the app. The second refresh within the day is answered from what sesamed holds,
+    saying when the next is due, and never reaches Apple."""
+    code = apple.mint_code("000555.eeee.0005", "daily@example.com")
+    account_id = logged_in(redeem(daemon, "daily", {"code": code, "user": USER}), "Hana Lee", apple)
+    before = len(apple.seen("/auth/token", "POST"))
+    assert "error" not in call(daemon, "io.sesame.Accounts.Refresh", {"account": account_id})
+    held = call(daemon, "io.sesame.Accounts.GetToken", {"account": account_id})["parameters"]["accessToken"]
+    again = call(daemon, "io.sesame.Accounts.Refresh", {"account": account_id})
+    assert again.get("error") == "io.sesame.Accounts.RefreshFailed", again
+    assert "at most once a day; the next refresh is due at" in again["parameters"]["reason"], again
+    assert len(apple.seen("/auth/token", "POST")) == before + 1, "the second refresh reached Apple"
+    token = call(daemon, "io.sesame.Accounts.GetToken", {"account": account_id})
+    assert token["parameters"]["accessToken"] == held and state_of(daemon, account_id) == "active", token
 
 
 def test_a_wrong_team_id_is_reported_as_a_configuration_problem(daemon, apple):

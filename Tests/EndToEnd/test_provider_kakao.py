@@ -272,6 +272,21 @@ def test_a_refresh_token_near_its_end_is_announced_before_it_runs_out(daemon, ka
     assert 59 * DAY < seconds_until(account_of(daemon, account["id"])["refreshTokenExpiresAt"]) < 61 * DAY
 
 
+def test_no_more_refreshes_than_kakao_issues_one_user_reach_kakao(daemon, kakao):
+    """[REST] Kakao issues one user at most 20 access tokens in 10 minutes (and 30 refresh
+    tokens an hour): the 21st refresh in ten minutes is held back before Kakao is asked, saying
+    when the next is due, and the token sesamed holds is still handed out."""
+    account = logged_in(daemon, kakao, "kakao")
+    for _ in range(20):
+        assert "error" not in refresh(daemon, account["id"])
+    held = get_token(daemon, account["id"])
+    reply = refresh(daemon, account["id"])
+    assert reply.get("error") == "io.sesame.Accounts.RefreshFailed", reply
+    assert "at most 20 access tokens in 10 minutes" in reply["parameters"]["reason"], reply
+    assert len(kakao.token_requests("refresh_token")) == 20, "the 21st refresh reached Kakao"
+    assert get_token(daemon, account["id"]) == held
+
+
 @pytest.mark.parametrize("status", [400, 401])
 def test_koe322_on_refresh_needs_login(daemon, kakao, status):
     kakao.koe322_status = status

@@ -265,6 +265,13 @@ extension SessionEngine {
             try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
             if refresh.old.accessTokenHasExpired(at: refresh.now) { throw .tokenExpired(id) }
             return refresh.old
+        case .paced(let until, let reason):
+            // Not a failure: no event, and the planned refresh waits until it is allowed.
+            try transition(&stored, to: refresh.unchangedState)
+            stored.refreshAt = stored.refreshAt.map { _ in until }
+            updateRefreshState(of: id) { $0.retryNotBefore = until }
+            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
+            throw .refreshFailed(account: id, reason: reason)
         case .invalidResponse(let reason):
             // Garbage from the provider changes nothing about the session: the account goes back
             // to where it was (a planned refresh tries again after the backoff).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Obtains new tokens for an account; the OAuth engine implements it per provider.
 public protocol TokenRefresher: Sendable {
     /// Exchanges `tokens` (their refresh token) for new ones.
@@ -14,6 +16,9 @@ public enum RefreshFailure: Error, Sendable, Hashable {
     case needsLogin(reason: String)
     /// The provider says the grant was revoked: the session is over.
     case revoked(reason: String)
+    /// The provider's own rules allow no refresh of this account before `until` (`reason` says
+    /// which rule): nothing failed, and the tokens held are kept and handed out while valid.
+    case paced(until: Date, reason: String)
     /// The provider answered something invalid (malformed JSON, a bad signature, a token for
     /// another client): nothing about the session changes because of it.
     case invalidResponse(reason: String)

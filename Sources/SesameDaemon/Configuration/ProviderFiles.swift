@@ -68,7 +68,7 @@ package enum ProviderFiles {
         let flow = try file.flow(offeredBy: type)
         let (timeout, tokenTimeout) = try file.timeouts()
         let secret = try file.clientSecret(for: type, credentialsDirectory: credentialsDirectory)
-        return ProviderConfiguration(
+        var configuration = ProviderConfiguration(
             name: name,
             kind: try type.kind(file, endpoints: endpoints.own, credentialsDirectory: credentialsDirectory),
             issuer: issuer,
@@ -84,12 +84,15 @@ package enum ProviderFiles {
             authorizationParameters: try file.authorizationParameters(defaults: type.authorizationParameters),
             redirectURI: try file.redirectURI()
         )
+        configuration.refreshPacing = try file.refreshPacing(type)
+        return configuration
     }
 
     /// Keys every provider file may have; each type adds its own (`ProviderType.extraKeys`).
     static let commonKeys: Set<String> = [
         "name", "type", "issuer", "discovery", "client_id", "client_secret_file", "client_secret_credential", "scopes",
         "flow", "ca_file", "timeout", "token_timeout", "endpoints", "authorization_parameters", "redirect_uri",
+        "min_refresh_interval",
     ]
 }
 
@@ -143,6 +146,19 @@ extension ProviderFile {
             throw .invalidValue(path: path, key: "token_timeout", reason: "must not be shorter than timeout")
         }
         return (timeout, tokenTimeout)
+    }
+
+    /// The type's pacing of refreshes, with `min_refresh_interval` (seconds; 0 for none) over
+    /// its minimum interval.
+    func refreshPacing(_ type: ProviderType) throws(ConfigurationError) -> RefreshPacing {
+        var pacing = type.refreshPacing
+        guard let interval = try seconds("min_refresh_interval", in: 0...(7 * 86400)) else { return pacing }
+        pacing.minimumInterval = interval == .zero ? nil : interval
+        if pacing.rule.isEmpty {
+            let seconds = interval.components.seconds
+            pacing.rule = "the provider file's min_refresh_interval allows one refresh every \(seconds) s"
+        }
+        return pacing
     }
 
     /// The client secret from a file or credential, required for types whose clients always have one.

@@ -32,6 +32,15 @@ enum ProviderType: String, CaseIterable {
         }
     }
 
+    /// The provider's documented limits on refreshing one account.
+    var refreshPacing: RefreshPacing {
+        switch self {
+        case .apple: AppleProvider.refreshPacing
+        case .kakao: KakaoProvider.refreshPacing
+        case .oidc, .naver, .google: RefreshPacing()
+        }
+    }
+
     /// Only Google publishes a discovery document every app can rely on; Kakao's exists only
     /// with OpenID Connect enabled, and its endpoints are documented anyway.
     var discovers: Bool { self == .oidc || self == .google }

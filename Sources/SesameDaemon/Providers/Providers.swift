@@ -23,6 +23,8 @@ final class Providers: TokenRefresher {
     /// only after `retirement`, or when the daemon stops.
     private let retired = Mutex<[HTTPClient]>([])
     private let logger: Logger
+    /// The provider's rules on how often one account may be refreshed, kept before it is asked.
+    private let pacer = RefreshPacer()
 
     init(_ configurations: [ProviderConfiguration], broken: [ProviderFiles.Broken] = [], logger: Logger) {
         self.logger = logger
@@ -140,6 +142,7 @@ final class Providers: TokenRefresher {
                 retryAfter: .seconds(86400)
             )
         }
+        if let paced = pacer.admit(account, pacing: adapter.configuration.refreshPacing, now: Date()) { throw paced }
         do throws(RefreshFailure) {
             return try await adapter.refresh(account, tokens: tokens)
         } catch {
@@ -147,6 +150,7 @@ final class Providers: TokenRefresher {
             // reasons are sesamed's own words and the provider's error codes, never token material.
             let level: Logger.Level =
                 switch error {
+                case .paced: .debug
                 case .transient, .unavailable: .notice
                 case .needsLogin, .revoked, .invalidResponse: .warning
                 }

@@ -1,0 +1,31 @@
+import Foundation
+import SesameCore
+import SesameProviders
+import Synchronization
+
+/// Keeps each provider's pacing of refreshes (`RefreshPacing`): remembers when each account was
+/// last refreshed and holds back a refresh its provider's rules do not allow yet, before the
+/// provider is asked. Every refresh counts (planned, asked for, reported rejected), because the
+/// provider counts every request. The times are kept in memory: after a restart an account's
+/// first refresh is allowed.
+final class RefreshPacer: Sendable {
+    private let refreshes = Mutex<[String: [Date]]>([:])
+
+    /// Admits a refresh of `account` at `now`, counting it, or returns the paced failure that
+    /// says when the next one may be made.
+    func admit(_ account: Account, pacing: RefreshPacing, now: Date) -> RefreshFailure? {
+        guard !pacing.isUnpaced else { return nil }
+        return refreshes.withLock { byAccount -> RefreshFailure? in
+            let since = now.addingTimeInterval(-pacing.memory.timeInterval)
+            var earlier = (byAccount[account.id] ?? []).filter { $0 > since }
+            if let next = pacing.nextAllowed(after: earlier, now: now) {
+                byAccount[account.id] = earlier
+                let due = next.formatted(.iso8601)
+                return .paced(until: next, reason: "\(pacing.rule); the next refresh is due at \(due)")
+            }
+            earlier.append(now)
+            byAccount[account.id] = earlier
+            return nil
+        }
+    }
+}
