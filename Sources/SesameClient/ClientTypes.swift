@@ -146,6 +146,7 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tokenExpired(let account): self = .session(.tokenExpired(account))
         case .refreshFailed(let account, let reason): self = .session(.refreshFailed(account: account, reason: reason))
         case .invalidTokens(let reason): self = .session(.invalidTokens(reason))
+        case .invalidName(let name, let reason): self = .session(.invalidName(name: name, reason: reason))
         case .storeFailed: self = .session(.storeFailed("see the daemon's log"))
         case .lagged(let limit): self = .lagged(queueLimit: limit)
         case .tooManyConnections(let limit): self = .limitReached(resource: "connections", limit: limit)

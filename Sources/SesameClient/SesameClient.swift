@@ -162,6 +162,12 @@ public struct SesameClient: Sendable {
         return try await call(.reportRejected, parameters, ReportRejectedReply.self).refreshed
     }
 
+    /// Gives the account a name to use in place of its id (nil takes it away); names are unique
+    /// among the owner's accounts and pick only the caller's own.
+    public func rename(_ account: String, to name: String?) async throws -> Account {
+        try await call(.rename, RenameParameters(account: account, name: name), AccountReply.self).account
+    }
+
     /// Asks the provider, through sesamed, whether it still accepts the account's access token;
     /// a rejected token is refreshed once, as `reportRejected` does.
     public func check(_ account: String) async throws -> CheckReply {

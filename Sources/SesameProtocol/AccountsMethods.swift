@@ -21,6 +21,7 @@ public enum AccountsContract {
         case getToken = "GetToken"
         case logout = "Logout"
         case remove = "Remove"
+        case rename = "Rename"
 
         /// The fully qualified name, e.g. `io.sesame.Accounts.List`.
         public var qualifiedName: String { "\(AccountsContract.interface).\(rawValue)" }
@@ -40,6 +41,7 @@ public enum AccountsContract {
             case .getToken: (AccountParameters.self, GetTokenReply.self)
             case .logout: (AccountParameters.self, LogoutReply.self)
             case .remove: (AccountParameters.self, NoParameters.self)
+            case .rename: (RenameParameters.self, AccountReply.self)
             }
         }
     }
@@ -256,5 +258,18 @@ public struct CheckReply: Sendable, Codable, Hashable {
         self.verdict = verdict
         self.detail = detail
         self.refreshed = refreshed
+    }
+}
+
+/// `Rename`'s parameters.
+public struct RenameParameters: Sendable, Codable, Hashable {
+    /// The account.
+    public var account: String
+    /// Its new name; nil takes its name away.
+    public var name: String?
+    /// Creates the parameters.
+    public init(account: String, name: String?) {
+        self.account = account
+        self.name = name
     }
 }

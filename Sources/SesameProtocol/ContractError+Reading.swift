@@ -44,6 +44,8 @@ extension ContractError {
                 number("limit").flatMap { limit in
                     number("retryAfter").map { .tooManyProviderCalls(limit: limit, retryAfter: $0) }
                 }
+            case "InvalidName":
+                text("name").flatMap { name in text("reason").map { .invalidName(name: name, reason: $0) } }
             case "Lagged": number("queueLimit").map { .lagged(queueLimit: $0) }
             case "TooManySubscriptions": number("limit").map { .tooManySubscriptions(limit: $0) }
             case "MessageTooLarge": number("limit").map { .messageTooLarge(limit: $0) }

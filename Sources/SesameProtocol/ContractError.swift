@@ -22,6 +22,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyLogins(limit: Int)
     case tooManyAccounts(limit: Int)
     case tooManyProviderCalls(limit: Int, retryAfter: Int)
+    case invalidName(name: String, reason: String)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -71,6 +72,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyProviderCalls(let limit, let retryAfter):
             let parameters: [String: Value] = ["limit": .int(Int64(limit)), "retryAfter": .int(Int64(retryAfter))]
             return (accounts, "TooManyProviderCalls", parameters)
+        case .invalidName(let name, let reason):
+            return (accounts, "InvalidName", ["name": .string(name), "reason": .string(reason)])
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -91,7 +94,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .invalidTransition(account: "", from: .active, to: .active), .storeFailed, .noSuchProvider(provider: ""),
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
-        .tooManyProviderCalls(limit: 0, retryAfter: 0), .lagged(queueLimit: 0),
+        .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""), .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

@@ -15,7 +15,7 @@ struct Accounts: AsyncParsableCommand {
     @Flag(name: .long, help: "Leave out the table's header (shown on a terminal).")
     var noLegend = false
 
-    /// For shell completion: the ids alone, one a line.
+    /// For shell completion: the ids alone, one a line, and the names of your own accounts.
     @Flag(name: .long, help: .hidden)
     var ids = false
 
@@ -23,7 +23,8 @@ struct Accounts: AsyncParsableCommand {
         try await reportingFailures {
             let accounts = try await options.withClient { try await $0.accounts() }
             if ids {
-                accounts.map(\.id).forEach(printLine)
+                let mine = accounts.filter { $0.ownerUID == getuid() }
+                (accounts.map(\.id) + mine.compactMap(\.name)).forEach(printLine)
             } else if json {
                 printLine(try Formatting.json(accounts))
             } else {
@@ -231,6 +232,9 @@ struct Import: AsyncParsableCommand {
     @Option(name: .long, help: "A name to show people.")
     var displayName: String?
 
+    @Option(name: .long, help: "A name for the account, to use in place of its id (see `sesamectl rename`).")
+    var name: String?
+
     @Option(
         name: .long,
         help: ArgumentHelp("Redeem an authorization code read from FILE, or - for standard input.", valueName: "FILE")
@@ -262,7 +266,7 @@ struct Import: AsyncParsableCommand {
             } catch {
                 throw ExitFailure.message("standard input is not an OAuth token response with an access_token.")
             }
-            let account = try await options.withClient { client in
+            let imported = try await options.withClient { client in
                 try await client.importTokens(
                     provider: provider,
                     subject: subject,
@@ -280,6 +284,7 @@ struct Import: AsyncParsableCommand {
                     )
                 )
             }
+            let account = try await options.naming(imported, as: name)
             printLine(json ? try Formatting.json(account) : account.id)
         }
     }
@@ -297,9 +302,10 @@ struct Import: AsyncParsableCommand {
         }
         var handover = try Self.handover(from: input)
         handover.redirectURI = redirectUri ?? handover.redirectURI
-        let account = try await options.withClient { client in
+        let redeemed = try await options.withClient { client in
             try await client.redeemCode(provider: provider, handover, displayName: displayName)
         }
+        let account = try await options.naming(redeemed, as: name)
         printLine(
             json ? try Formatting.json(account) : "logged in: \(account.id) (\(Formatting.name(of: account)))"
         )

@@ -20,7 +20,8 @@ enum Formatting {
     }
 
     static func accountLine(_ account: Account) -> String {
-        var line = "\(account.id)  \(account.provider)  \(name(of: account))  \(account.state.rawValue)"
+        let id = account.name.map { "\(account.id) (\($0))" } ?? account.id
+        var line = "\(id)  \(account.provider)  \(name(of: account))  \(account.state.rawValue)"
         if let expiry = account.accessTokenExpiresAt {
             line += expiry > Date() ? "  expires \(time(expiry))" : "  expired"
         }
@@ -41,13 +42,13 @@ enum Formatting {
     {
         let rows = accounts.map { account in
             [
-                account.id, account.provider, name(of: account, limit: 40),
+                account.id, account.name ?? "-", account.provider, name(of: account, limit: 40),
                 account.state.rawValue, expiry(account, now: now),
             ]
         }
-        let header = ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"]
+        let header = ["ACCOUNT", "NAME", "PROVIDER", "USER", "STATE", "EXPIRES"]
         return table(header, rows, legend: legend, on: terminal) { column, cell in
-            column == 3 ? stateColour(cell) : nil
+            column == 4 ? stateColour(cell) : nil
         }
     }
 

@@ -41,6 +41,9 @@ struct Login: AsyncParsableCommand {
 
     @Flag var flow: Flow?
 
+    @Option(name: .long, help: "A name for the account, to use in place of its id (see `sesamectl rename`).")
+    var name: String?
+
     @Option(name: .long, help: "Scope to ask for instead of the provider's configured ones (repeatable).")
     var scope: [String] = []
 
@@ -59,19 +62,22 @@ struct Login: AsyncParsableCommand {
     func logIn(showingOn screen: Terminal) async throws {
         try await reportingFailures {
             let interrupt = InterruptHandler()
-            let account = try await interrupt.during {
+            let loggedIn = try await interrupt.during {
                 try await options.withClient { try await login($0, screen: screen, interrupt: interrupt) }
             }
+            // On a connection of its own: the login's may still be closing its stream.
+            let account = try await options.naming(loggedIn, as: name)
             if json {
                 printLine(try Formatting.json(account))
             } else {
                 screen.line("logged in: \(account.id) (\(Formatting.name(of: account)))")
                 // A person at a terminal is told what to do with the session; a script is not.
                 if screen.isTerminal {
+                    let called = account.name ?? account.id
                     screen.line(
                         screen.styled(
-                            "next: `sesamectl token \(account.id)` prints its access token; "
-                                + "`sesamectl exec --account \(account.id) -- COMMAND` runs a command with it",
+                            "next: `sesamectl token \(called)` prints its access token; "
+                                + "`sesamectl exec --account \(called) -- COMMAND` runs a command with it",
                             "2"
                         )
                     )

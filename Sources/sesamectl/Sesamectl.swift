@@ -19,7 +19,7 @@ struct Sesamectl: AsyncParsableCommand {
         subcommands: [
             Status.self, Accounts.self, Providers.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self,
             Logout.self,
-            Remove.self, Watch.self, Rekey.self,
+            Remove.self, Rename.self, Watch.self, Rekey.self,
         ]
     )
 }

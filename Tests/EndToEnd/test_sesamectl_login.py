@@ -12,7 +12,7 @@ import requests
 
 from harness import SESAMECTL, Daemon, Subscription, call, running
 from idp_harness import IdentityProvider
-from test_oauth import SCOPES, oauth_daemon
+from test_oauth import SCOPES, get_token, oauth_daemon
 
 
 @pytest.fixture
@@ -201,3 +201,25 @@ def test_exec_login_logs_the_account_in_first_then_runs_the_command(daemon, idp,
     token = (tmp_path / "env").read_text()
     assert token and token not in out + err
     assert call(daemon, "io.sesame.Accounts.GetToken", {"account": account})["parameters"]["accessToken"] == token
+
+
+def test_login_name_gives_the_account_a_name_every_verb_takes(daemon, idp):
+    process = login(daemon, "local", "--device", "--name", "desk")
+    try:
+        idp.approve(re.fullmatch(r"Open (\S+) and enter the code (\S+)\n", process.stdout.readline())[2])
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    account = re.search(r"logged in: (\S+)", out)[1]
+    token = subprocess.run([str(SESAMECTL), "token", "desk", "--socket", str(daemon.socket_path)],
+                           capture_output=True, text=True, timeout=30)
+    assert token.returncode == 0 and token.stdout.strip() == get_token(daemon, account), token.stderr
+    # A second login that may not take the name still logs in, and says how to name it.
+    again = login(daemon, "local", "--device", "--name", "Desk!")
+    try:
+        idp.approve(re.fullmatch(r"Open (\S+) and enter the code (\S+)\n", again.stdout.readline())[2], "bob")
+        out, err = again.communicate(timeout=60)
+    finally:
+        again.kill()
+    assert again.returncode == 1 and "is logged in, but cannot be named 'Desk!'" in err, (out, err)

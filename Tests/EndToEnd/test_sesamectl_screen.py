@@ -293,8 +293,9 @@ def test_the_accounts_table(daemon, idp):
     plain = accounts_screen(daemon, env={"NO_COLOR": "1"})
     assert "\x1b" not in plain, plain
     header, row = [line for line in plain.replace("\r\n", "\n").split("\n") if line]
-    assert header.split() == ["ACCOUNT", "PROVIDER", "NAME", "STATE", "EXPIRES"], header
+    assert header.split() == ["ACCOUNT", "NAME", "PROVIDER", "USER", "STATE", "EXPIRES"], header
     assert row.index(" local ") + 1 == header.index("PROVIDER") and row.index("active") == header.index("STATE"), plain
+    assert row.split()[1] == "-", "no name was chosen"
     assert accounts_screen(daemon, "--no-legend", env={"NO_COLOR": "1"}).split() == row.split()
     time.sleep(2.5)
     later = subprocess.run([str(SESAMECTL), "accounts", "--socket", str(daemon.socket_path)],

@@ -147,3 +147,40 @@ def test_every_command_that_prints_data_prints_json_on_request(daemon):
     assert json.loads(sesamectl(daemon, "logout", id, "--json").stdout) == {"alreadyLoggedOut": id}
     after = sesamectl(daemon, "status", id, "--json")
     assert (after.returncode, json.loads(after.stdout)) == (1, {"account": id, "usable": False, "state": "loggedOut"})
+
+
+def test_a_name_works_in_place_of_the_id_in_every_verb(daemon):
+    """`rename` gives an account a name; every verb that takes an account takes the name, and
+    the provider's name while the user has one account of it."""
+    id = account(daemon)
+    renamed = sesamectl(daemon, "rename", id, "work")
+    assert renamed.returncode == 0 and renamed.stdout.startswith(f"{id} (work)  google"), renamed
+    for reference in ("work", "google"):
+        token = sesamectl(daemon, "token", reference)
+        assert (token.returncode, token.stdout) == (0, TOKEN + "\n"), token
+    assert sesamectl(daemon, "status", "work").stdout == "work: usable\n"
+    listed = json.loads(sesamectl(daemon, "accounts", "--json").stdout)
+    assert [(a["id"], a.get("name")) for a in listed] == [(id, "work")]
+    assert "work" in sesamectl(daemon, "accounts", "--ids").stdout.split()
+    second = import_tokens(daemon, access_token="AT-exec-second", subject="second", expires_in=3600)["id"]
+    taken = sesamectl(daemon, "rename", second, "work")
+    assert taken.returncode == 1 and f"the owner's account {id} has it" in taken.stderr, taken
+    # Two google accounts: the provider's name no longer picks one.
+    ambiguous = sesamectl(daemon, "token", "google")
+    assert (ambiguous.returncode, ambiguous.stderr) == (4, "no account google; see `sesamectl accounts`.\n")
+    assert sesamectl(daemon, "rename", "work", "--clear").returncode == 0
+    assert sesamectl(daemon, "token", "work").returncode == 4
+    for verb in ("refresh", "logout", "remove"):
+        assert sesamectl(daemon, "rename", id, "work").returncode == 0
+        result = sesamectl(daemon, verb, "work", *(["--force"] if verb == "remove" else []))
+        assert result.returncode in (0, 6), (verb, result)  # refresh: the provider is offline here
+
+
+def test_import_name_names_the_imported_account(daemon):
+    response = json.dumps({"access_token": "AT-named-import-4", "expires_in": 3600})
+    imported = subprocess.run([str(SESAMECTL), "import", "google", "--subject", "named", "--name", "imp",
+                               "--socket", str(daemon.socket_path)], input=response, capture_output=True, text=True,
+                              timeout=30)
+    assert imported.returncode == 0, imported.stderr
+    token = sesamectl(daemon, "token", "imp")
+    assert (token.returncode, token.stdout) == (0, "AT-named-import-4\n"), token

@@ -91,6 +91,8 @@ MATRIX = {
     "GetToken":       [ALLOWED, ALLOWED, DENIED, DENIED, ALLOWED, HIDDEN],
     "ReportRejected": [ALLOWED, ALLOWED, DENIED, DENIED, ALLOWED, HIDDEN],
     "Refresh":        [ALLOWED, ALLOWED, DENIED, DENIED, DENIED, HIDDEN],
+    "Check":          [ALLOWED, ALLOWED, DENIED, DENIED, ALLOWED, HIDDEN],
+    "Rename":         [ALLOWED, ALLOWED, DENIED, DENIED, DENIED, HIDDEN],
     "Logout":         [ALLOWED, ALLOWED, ALLOWED, DENIED, DENIED, HIDDEN],
     "Remove":         [ALLOWED, ALLOWED, DENIED, DENIED, DENIED, HIDDEN],
 }
@@ -106,6 +108,8 @@ def outcome(reply: dict) -> str:
 def parameters_for(method: str, account: str) -> dict:
     if method == "ReportRejected":
         return {"account": account, "accessToken": "not-the-current-one"}
+    if method == "Rename":
+        return {"account": account, "name": "renamed"}
     return {"account": account}
 
 
@@ -122,7 +126,7 @@ def test_every_method_for_every_kind_of_caller(trusting_daemon):
             failures.append(f"{method} as {role}: expected {expected}, got {reply}")
         return reply
 
-    for method in ("Get", "GetToken", "ReportRejected", "Refresh"):
+    for method in ("Get", "GetToken", "ReportRejected", "Refresh", "Check", "Rename"):
         for role, expected in zip(ROLES, MATRIX[method]):
             reply = check(method, role, expected)
             if method == "GetToken" and expected == ALLOWED:
@@ -282,3 +286,26 @@ def test_a_stranger_flooding_connections_and_subscriptions_hits_its_limits_while
         return None if "error" in reply else reply
     reply = wait_until(stranger_served, what="the stranger's allowance to come back")
     assert reply["parameters"]["accounts"] == []
+
+
+def test_a_name_picks_only_the_callers_own_account(trusting_daemon):
+    """Names are the owner's: another user who names an account `work` never has it picked up
+    by someone else's `work`, root's scripts included; a provider's name likewise."""
+    daemon, outputs = trusting_daemon, []
+    owner = caller(daemon, "owner", outputs)
+    stranger = caller(daemon, "stranger", outputs)
+    theirs = import_tokens(stranger, provider="kakao", subject="mallory", access_token="AT-trust-mallory-5",
+                           expires_in=3600)["id"]
+    renamed = peer_call(daemon, "stranger", "io.sesame.Accounts.Rename", {"account": theirs, "name": "work"}, outputs)
+    assert renamed["parameters"]["account"]["name"] == "work", renamed
+    for role in ("owner", "root"):
+        for reference in ("work", "kakao"):
+            reply = peer_call(daemon, role, "io.sesame.Accounts.GetToken", {"account": reference}, outputs)
+            assert reply.get("error") == HIDDEN, (role, reference, reply)
+    mine = import_tokens(owner, **GOOGLE_ACCOUNT)["id"]
+    assert "error" not in peer_call(daemon, "owner", "io.sesame.Accounts.Rename", {"account": mine, "name": "work"},
+                                    outputs)
+    for role, reference, token in (("owner", "work", ACCESS), ("owner", "google", ACCESS),
+                                   ("stranger", "work", "AT-trust-mallory-5"), ("stranger", "kakao", "AT-trust-mallory-5")):
+        reply = peer_call(daemon, role, "io.sesame.Accounts.GetToken", {"account": reference}, outputs)
+        assert reply.get("parameters", {}).get("accessToken") == token, (role, reference, reply)

@@ -173,13 +173,13 @@ _sesamectl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|accounts|providers|login|token|exec|refresh|import|logout|remove|watch|rekey|help)
+    status|accounts|providers|login|token|exec|refresh|import|logout|remove|rename|watch|rekey|help)
         # Offer subcommand argument completions
         "_sesamectl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status accounts providers login token exec refresh import logout remove watch rekey help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status accounts providers login token exec refresh import logout remove rename watch rekey help' -- "${cur}"))
         ;;
     esac
 }
@@ -241,12 +241,15 @@ _sesamectl_login() {
     repeating_flags=()
     non_repeating_flags=(--device --browser --no-browser --json --version -h --help)
     repeating_options=(--scope)
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --name)
     __sesamectl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--name')
         return
         ;;
     '--scope')
@@ -338,7 +341,7 @@ _sesamectl_import() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --subject --display-name --code --redirect-uri)
+    non_repeating_options=(--socket --subject --display-name --name --code --redirect-uri)
     __sesamectl_offer_flags_options 1
 
     # Offer option value completions
@@ -350,6 +353,9 @@ _sesamectl_import() {
         return
         ;;
     '--display-name')
+        return
+        ;;
+    '--name')
         return
         ;;
     '--code')
@@ -415,6 +421,29 @@ _sesamectl_remove() {
     esac
 }
 
+_sesamectl_rename() {
+    repeating_flags=()
+    non_repeating_flags=(--clear --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __sesamectl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __sesamectl_add_completions -W "$(eval 'sesamectl accounts --ids 2>/dev/null')"
+        return
+        ;;
+    esac
+}
+
 _sesamectl_watch() {
     repeating_flags=()
     non_repeating_flags=(--json --follow --no-follow --version -h --help)
@@ -432,7 +461,7 @@ _sesamectl_watch() {
         return
         ;;
     '--kind')
-        __sesamectl_add_completions -W 'loggedIn'$'\n''tokenRefreshed'$'\n''expiring'$'\n''expired'$'\n''refreshFailed'$'\n''needsLogin'$'\n''loggedOut'$'\n''accountRemoved'
+        __sesamectl_add_completions -W 'loggedIn'$'\n''tokenRefreshed'$'\n''expiring'$'\n''expired'$'\n''refreshTokenExpiring'$'\n''refreshFailed'$'\n''needsLogin'$'\n''loggedOut'$'\n''accountRemoved'
         return
         ;;
     '--since')

@@ -5,6 +5,9 @@ import Foundation
 public struct Account: Sendable, Codable, Hashable, Identifiable {
     /// The daemon-assigned identifier, stable for the account's life.
     public var id: String
+    /// The name its owner chose (`sesamectl rename`, `login --name`), unique among the owner's
+    /// accounts and accepted wherever the id is; nil when none was chosen.
+    public var name: String?
     /// The configured provider the account logged in with, e.g. `google`.
     public var provider: String
     /// The uid of the process that created the account; it owns it.
@@ -27,7 +30,7 @@ public struct Account: Sendable, Codable, Hashable, Identifiable {
     public var updatedAt: Date
 
     private enum CodingKeys: String, CodingKey {
-        case id, provider, subject, displayName, scopes, state
+        case id, name, provider, subject, displayName, scopes, state
         case accessTokenExpiresAt, refreshTokenExpiresAt, createdAt, updatedAt
         case ownerUID = "owner"
     }

@@ -16,6 +16,9 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     case illegalTransition(IllegalTransition)
     /// The owner already has as many accounts as one user may.
     case tooManyAccounts(limit: Int)
+    /// A name an account cannot have: not in the form names take, or already the owner's
+    /// name for another account; `reason` says which.
+    case invalidName(name: String, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeFailed(let reason): "the change could not be saved: \(reason)"
         case .illegalTransition(let transition): "\(transition)"
         case .tooManyAccounts(let limit): "the owner already has \(limit) accounts, as many as one user may"
+        case .invalidName(let name, let reason): "the name '\(name)' cannot be used: \(reason)"
         }
     }
 }

@@ -62,6 +62,7 @@ struct AccountsInterface: VarlinkInterface {
         case .getToken: return try await getToken(call.decodeParameters(AccountParameters.self), caller)
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
+        case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
         }
     }
 
@@ -89,7 +90,15 @@ struct AccountsInterface: VarlinkInterface {
     /// The account `id` if the caller may use its tokens, with them when they need no refresh:
     /// one lookup of the engine's view (issue 13), then the caller's rights on what it found.
     private func usableAccount(_ id: String, _ caller: Caller) throws -> (account: Account, tokens: TokenSet?) {
-        let (account, tokens) = try engine.accountWithTokensWithoutWaiting(id)
+        let found: (account: Account, tokens: TokenSet?)
+        do {
+            found = try engine.accountWithTokensWithoutWaiting(id)
+        } catch .noSuchAccount {
+            // Not an id: a name of the caller's, looked up only when the id is not found, so
+            // that the call made most costs no more than before.
+            found = try engine.accountWithTokensWithoutWaiting(try engine.view.account(named: id, for: caller).id)
+        }
+        let (account, tokens) = found
         try caller.check(.use, on: account)
         return (account, tokens)
     }
@@ -142,6 +151,11 @@ struct AccountsInterface: VarlinkInterface {
         return try VarlinkReply(ReportRejectedReply(refreshed: refreshed))
     }
 
+    private func rename(_ request: RenameParameters, _ caller: Caller) async throws -> VarlinkReply {
+        let account = try engine.account(request.account, for: caller, requiring: .manage)
+        return try VarlinkReply(AccountReply(account: try await engine.rename(account.id, to: request.name)))
+    }
+
     /// Counts a call that reaches a provider against the caller's allowance, or refuses it
     /// (`Trust.spendProviderCall`) before anything is asked of the provider.
     func spendProviderCall(_ caller: Caller) throws {
@@ -151,10 +165,10 @@ struct AccountsInterface: VarlinkInterface {
     private func remove(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
-        _ = try engine.account(request.account, for: caller, requiring: .manage)
-        defer { tokenReplies.forget(request.account) }
-        try await engine.remove(request.account)
-        context.logger.info("account removed", metadata: ["account": "\(request.account)"])
+        let id = try engine.account(request.account, for: caller, requiring: .manage).id
+        defer { tokenReplies.forget(id) }
+        try await engine.remove(id)
+        context.logger.info("account removed", metadata: ["account": "\(id)"])
         return .empty
     }
 

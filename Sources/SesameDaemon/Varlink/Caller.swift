@@ -39,13 +39,23 @@ struct Caller: Sendable {
 }
 
 extension DaemonEngine {
-    /// The account if the caller holds `required` on it (`Caller.check`). Read from the
-    /// engine's view: it never waits for a save.
-    nonisolated func account(_ id: String, for caller: Caller, requiring required: AccountRights = .observe) throws
-        -> Account
+    /// The account `reference` names (its id, or for the caller's own accounts a name or a
+    /// provider's name, `Sequence.id(of:caller:)`) if the caller holds `required` on it
+    /// (`Caller.check`). Read from the engine's view: it never waits for a save.
+    nonisolated func account(_ reference: String, for caller: Caller, requiring required: AccountRights = .observe)
+        throws -> Account
     {
-        let account = try view.account(id)
+        let account = try (try? view.account(reference)) ?? view.account(named: reference, for: caller)
         try caller.check(required, on: account)
         return account
+    }
+}
+
+extension SessionReadView {
+    /// The caller's account that `reference`, which is no account's id, names (a name or a
+    /// provider's name); `NoSuchAccount` in the caller's own words when it names none.
+    func account(named reference: String, for caller: Caller) throws(SessionError) -> Account {
+        guard let id = list().id(of: reference, caller: caller.peer.uid) else { throw .noSuchAccount(reference) }
+        return try account(id)
     }
 }

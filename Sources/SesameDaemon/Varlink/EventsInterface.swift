@@ -69,7 +69,12 @@ struct EventsInterface: VarlinkInterface {
             return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
                 && identity.isStale
         }
-        let filter = EventFilter(accounts: parameters.accounts.map(Set.init), kinds: kinds, visibility: visibleOrStale)
+        // A name of the caller's own stands for its account's id, as in every other method.
+        let wanted = parameters.accounts.map { references in
+            let known = engine.view.list()
+            return Set(references.map { known.id(of: $0, caller: uid) ?? $0 })
+        }
+        let filter = EventFilter(accounts: wanted, kinds: kinds, visibility: visibleOrStale)
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
             identity.refresh()

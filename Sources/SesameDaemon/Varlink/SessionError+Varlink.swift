@@ -30,6 +30,7 @@ extension SessionError: VarlinkErrorConvertible {
         // The reason is for the log, not the caller.
         case .storeFailed: VarlinkError(.storeFailed)
         case .tooManyAccounts(let limit): VarlinkError(.tooManyAccounts(limit: limit))
+        case .invalidName(let name, let reason): VarlinkError(.invalidName(name: name, reason: reason))
         case .illegalTransition(let transition):
             VarlinkError(.invalidTransition(account: transition.account, from: transition.from, to: transition.to))
         }
