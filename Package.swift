@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "sesamed", targets: ["sesamed"]),
         .executable(name: "sesamectl", targets: ["sesamectl"]),
+        .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
         .library(name: "SesameClient", targets: ["SesameClient"]),
     ],
     dependencies: [
@@ -158,6 +159,17 @@ let package = Package(
         .executableTarget(name: "sesame-example", dependencies: ["SesameClient"]),
         // A toolchain fault the release build met (a function in a task-local), reproduced alone.
         .executableTarget(name: "repro-task-local-function"),
+        // Credential helpers of other tools (git's), over SesameClient.
+        .target(
+            name: "SesameCredentialHelper",
+            dependencies: ["SesameClient", "SesameCore", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        .executableTarget(
+            name: "git-credential-sesame",
+            dependencies: [
+                "SesameCredentialHelper", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "sesamectl",
             dependencies: [
@@ -172,6 +184,7 @@ let package = Package(
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
         .testTarget(name: "sesamectlTests", dependencies: ["sesamectl"]),
+        .testTarget(name: "SesameCredentialHelperTests", dependencies: ["SesameCredentialHelper"]),
         .testTarget(
             name: "SesameProtocolTests",
             dependencies: ["SesameProtocol", "SesameCore"]

@@ -1,0 +1,77 @@
+import SesameClient
+import SesameCore
+
+/// What a credential helper asks of sesamed: the current access token of an account, and that
+/// an access token was refused. A failure comes back as one sentence that says what to do,
+/// for the helper to show the person, never with a token in it.
+public struct HelperSession: Sendable {
+    /// The daemon's socket; nil for the default (`$SESAME_SOCKET`, the user's, the system's).
+    public var socket: String?
+
+    /// A session with the daemon at `socket`.
+    public init(socket: String?) {
+        self.socket = socket
+    }
+
+    /// The account's current access token, refreshed by sesamed when it must be.
+    public func token(for account: String) async throws(HelperFailure) -> AccessToken {
+        try await withClient { client in try await client.accessToken(for: account) }
+    }
+
+    /// Tells sesamed that a server refused `accessToken` of `account`; sesamed refreshes once
+    /// for every program using the account, so the next `token(for:)` gets the new one.
+    public func reportRejected(account: String, accessToken: String) async throws(HelperFailure) {
+        _ = try await withClient { client in try await client.reportRejected(account: account, accessToken: accessToken)
+        }
+    }
+
+    private func withClient<T: Sendable>(_ body: (SesameClient) async throws -> T) async throws(HelperFailure) -> T {
+        let client: SesameClient
+        do {
+            client = try await SesameClient.connect(socketPath: socket)
+        } catch {
+            throw HelperFailure(Self.sentence(for: error))
+        }
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch let error as SesameError where error.needsLogin {
+            let provider = try? await client.account(Self.account(in: error) ?? "").provider
+            await client.close()
+            throw HelperFailure(Self.needsLogin(error, provider: provider))
+        } catch {
+            await client.close()
+            throw HelperFailure(Self.sentence(for: error))
+        }
+    }
+
+    private static func account(in error: SesameError) -> String? {
+        if case .session(.needsLogin(let account)) = error { return account }
+        return nil
+    }
+
+    private static func needsLogin(_ error: SesameError, provider: String?) -> String {
+        let account = account(in: error) ?? "the account"
+        guard let provider else { return "\(account) needs a new login: run `sesamectl login` with its provider." }
+        return "\(account) needs a new login: run `sesamectl login \(provider)`."
+    }
+
+    private static func sentence(for error: any Error) -> String {
+        switch error {
+        case SesameError.cannotConnect(let path, _): "sesamed is not running (nothing answers at \(path))."
+        case SesameError.session(.noSuchAccount(let account)): "no account \(account); see `sesamectl accounts`."
+        default: "sesamed: \(error)."
+        }
+    }
+}
+
+/// Why a helper gave no credential, in one sentence for the person.
+public struct HelperFailure: Error, Sendable, CustomStringConvertible {
+    /// The sentence.
+    public let description: String
+
+    init(_ sentence: String) {
+        description = sentence
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import SesameCredentialHelper
+
+/// `git-credential-sesame`: git's credential helper for Sesame accounts. `get` answers with the
+/// account's current access token, `erase` tells sesamed the server refused it (one refresh for
+/// every program that uses the account), `store` does nothing: the token lives in sesamed only.
+@main
+struct GitCredentialSesame: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential-sesame",
+        abstract: "git's credential helper for the accounts sesamed holds.",
+        discussion: """
+            Configure it with `git config credential.helper "sesame --account NAME"`, or map URLs to \
+            accounts in $XDG_CONFIG_HOME/sesame/credentials.toml ([hosts] "https://host" = "NAME"; \
+            the longest prefix wins). With git 2.46 or later the token is sent as a Bearer \
+            credential; otherwise as the password, with --username (default: oauth2) as the user \
+            name. A session that needs a login is said on stderr with the command to run, and git \
+            stops there without prompting.
+            """
+    )
+
+    @Option(name: .long, help: "The account (id or name); default: the one credentials.toml maps the URL to.")
+    var account: String?
+
+    @Option(name: .long, help: "The user name sent with the token as password, when git asks for none.")
+    var username = "oauth2"
+
+    @Option(name: .long, help: "The daemon's socket (default: $SESAME_SOCKET, the user daemon's, or the system's).")
+    var socket: String?
+
+    @Argument(help: "What git asks: get, store or erase.")
+    var action: String
+
+    func run() async throws {
+        // git may close its end early; a write then fails with EPIPE instead of killing us.
+        signal(SIGPIPE, SIG_IGN)
+        let request = GitCredential(lines: AnyIterator { readLine(strippingNewline: true) })
+        do {
+            switch action {
+            case "get": write(try await answer(request))
+            case "erase": try await erase(request)
+            default: break  // store, and actions of later git versions: nothing to keep
+            }
+        } catch {
+            try? FileHandle.standardError.write(contentsOf: Data("git-credential-sesame: \(error)\n".utf8))
+            // git then neither asks another helper nor prompts: the sentence says what to do.
+            if action == "get" { write(["quit": "1"]) }
+        }
+    }
+
+    /// The credential for `request`: a Bearer credential where git can take one, else the token
+    /// as password. It is marked as not to be kept, so no other helper caches a copy.
+    private func answer(_ request: GitCredential) async throws -> KeyValuePairs<String, String> {
+        let token = try await HelperSession(socket: socket).token(for: try resolvedAccount(request))
+        let expiry = token.expiresAt.map { String(Int($0.timeIntervalSince1970)) }
+        if request.capabilities.contains("authtype") {
+            return [
+                "capability[]": "authtype", "authtype": "Bearer", "credential": token.accessToken, "ephemeral": "true",
+                "password_expiry_utc": expiry ?? "",
+            ]
+        }
+        return [
+            "username": request.attributes["username"] ?? username, "password": token.accessToken,
+            "password_expiry_utc": expiry ?? "",
+        ]
+    }
+
+    private func erase(_ request: GitCredential) async throws {
+        guard let refused = request.presentedToken else { return }
+        try await HelperSession(socket: socket).reportRejected(
+            account: try resolvedAccount(request),
+            accessToken: refused
+        )
+    }
+
+    private func resolvedAccount(_ request: GitCredential) throws -> String {
+        if let account { return account }
+        let path = CredentialHosts.path()
+        guard let mapped = try CredentialHosts.load(from: path).account(for: request.url) else {
+            throw CredentialHelperError.noAccount(url: request.url, mapPath: path)
+        }
+        return mapped
+    }
+
+    private func write(_ pairs: KeyValuePairs<String, String>) {
+        let text = pairs.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)\n" }.joined()
+        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+    }
+}

@@ -1,0 +1,138 @@
+"""git uses a Sesame account through git-credential-sesame: the real git clones and pushes over
+HTTP to a server that takes only a token the identity provider still accepts. When the server
+refuses the token, git erases it, sesamed refreshes once, and the next push gets the new one; a
+session that needs a login says so and git stops without prompting. No token reaches git's
+output or the helper's command line."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_server import GitServer
+from harness import GIT_CREDENTIAL_SESAME, import_from_idp, running
+# Access tokens that live a minute: every token the server sees is time-valid.
+from test_any_provider import idp  # noqa: F401 (a fixture)
+from test_oauth import get_token, oauth_daemon
+
+
+@pytest.fixture
+def forge(tmp_path, idp):
+    """A bare repository `repo.git` behind a server that takes a token only while the identity
+    provider's userinfo does and the test has not refused it."""
+    root = tmp_path / "forge"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(root / "repo.git")], check=True)
+    refused: set[str] = set()
+    server = GitServer(root, lambda token: token not in refused and idp.userinfo(token).status_code == 200)
+    server.refused = refused
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def daemon(tmp_path, idp):
+    idp.reset_settings()
+    with running(oauth_daemon(tmp_path, idp)) as instance:
+        yield instance
+
+
+def git(home: Path, daemon, *args, helper: str | None = None, cwd: Path | None = None):
+    """The real git, with only our helper (`helper` its arguments) and no prompt."""
+    configured = f"{GIT_CREDENTIAL_SESAME}{' ' + helper if helper else ''}"
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "PATH": "/usr/bin:/bin",
+           "SESAME_SOCKET": str(daemon.socket_path), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", "-c", "credential.helper=", "-c", f"credential.helper={configured}", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def commit(home, daemon, work: Path, name: str):
+    (work / name).write_text(name)
+    assert git(home, daemon, "add", name, cwd=work).returncode == 0
+    assert git(home, daemon, "commit", "-q", "-m", name, cwd=work).returncode == 0
+
+
+def test_git_clones_and_pushes_and_a_refused_token_is_refreshed_once(tmp_path, daemon, idp, forge):
+    account, tokens = import_from_idp(daemon, idp)
+    helper = f"--account {account['id']}"
+    work, said = tmp_path / "work", ""
+    cloned = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(work), helper=helper)
+    assert cloned.returncode == 0, cloned.stderr
+    commit(tmp_path, daemon, work, "one")
+    pushed = git(tmp_path, daemon, "push", "-q", "origin", "HEAD:main", helper=helper, cwd=work)
+    assert pushed.returncode == 0, pushed.stderr
+    # (Compared, never shown: an assertion's message would print the tokens.)
+    only_the_accounts = set(forge.shown) == {tokens["access_token"]}
+    assert only_the_accounts, "the server saw another token than the account's"
+
+    # The forge stops taking the token: git erases it, and sesamed refreshes once.
+    forge.refused.add(tokens["access_token"])
+    refreshes = idp.counters()["token_requests"].get("refresh_token", 0)
+    commit(tmp_path, daemon, work, "two")
+    refused = git(tmp_path, daemon, "push", "-q", "origin", "HEAD:main", helper=helper, cwd=work)
+    assert refused.returncode != 0
+    assert idp.counters()["token_requests"].get("refresh_token", 0) == refreshes + 1, "not one refresh"
+    retried = git(tmp_path, daemon, "push", "-q", "origin", "HEAD:main", helper=helper, cwd=work)
+    assert retried.returncode == 0, retried.stderr
+    fresh = get_token(daemon, account["id"])
+    renewed = fresh != tokens["access_token"] and forge.shown[-1] == fresh
+    assert renewed, "the retry did not send the refreshed token"
+    said += cloned.stdout + cloned.stderr + pushed.stdout + pushed.stderr + refused.stdout + refused.stderr
+    said += retried.stdout + retried.stderr
+    leaked = any(token in said for token in (tokens["access_token"], tokens["refresh_token"], fresh))
+    assert not leaked, "a token reached git's output"
+
+
+def test_a_session_that_needs_a_login_stops_git_with_the_command_to_run(tmp_path, daemon, idp, forge):
+    account, tokens = import_from_idp(daemon, idp)
+    for token in (tokens["refresh_token"], tokens["access_token"]):
+        assert idp.revoke(token).status_code == 200
+    still_handed_out = get_token(daemon, account["id"]) == tokens["access_token"]  # time-valid
+    assert still_handed_out
+    failed = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(tmp_path / "w"),
+                 helper=f"--account {account['id']}")
+    assert failed.returncode != 0  # the server refused the token; git erased it; the refresh was refused
+    again = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(tmp_path / "w"),
+                helper=f"--account {account['id']}")
+    assert again.returncode != 0
+    assert f"{account['id']} needs a new login: run `sesamectl login local`." in again.stderr, again.stderr
+    leaked = tokens["access_token"] in again.stderr
+    assert "Username for" not in again.stderr and not leaked
+
+
+def test_the_url_map_names_the_account_and_a_lookalike_host_gets_none(tmp_path, daemon, idp, forge):
+    account, tokens = import_from_idp(daemon, idp)
+    config = tmp_path / ".config" / "sesame"
+    config.mkdir(parents=True)
+    (config / "credentials.toml").write_text(f'[hosts]\n"{forge.base}" = "{account["id"]}"\n')
+    cloned = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(tmp_path / "w"))
+    assert cloned.returncode == 0, cloned.stderr
+    only_the_accounts = set(forge.shown) == {tokens["access_token"]}
+    assert only_the_accounts, "the server saw another token than the mapped account's"
+    # The same prefix, followed by more host name, is another server: it gets nothing.
+    lookalike = subprocess.run([str(GIT_CREDENTIAL_SESAME), "get"], capture_output=True, text=True, timeout=30,
+                               input=f"protocol=http\nhost={forge.base.removeprefix('http://')}0\n\n",
+                               env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+                                    "SESAME_SOCKET": str(daemon.socket_path)})
+    assert lookalike.stdout == "quit=1\n" and "no account is named for" in lookalike.stderr, lookalike
+
+
+def test_a_git_that_takes_bearer_credentials_gets_one_and_store_keeps_nothing(tmp_path, daemon, idp):
+    """git 2.46 announces `capability[]=authtype`; the helper answers with a Bearer credential
+    that no other helper may keep (`ephemeral`). Driven through the protocol on a pipe, since
+    the git here may be older."""
+    account, tokens = import_from_idp(daemon, idp)
+    env = {"HOME": str(tmp_path), "SESAME_SOCKET": str(daemon.socket_path)}
+    answer = subprocess.run([str(GIT_CREDENTIAL_SESAME), "--account", account["id"], "get"], env=env,
+                            input="capability[]=authtype\nprotocol=https\nhost=example.com\n\n",
+                            capture_output=True, text=True, timeout=30)
+    lines = dict(line.split("=", 1) for line in answer.stdout.splitlines())
+    bearer = lines.get("authtype") == "Bearer" and lines.get("credential") == tokens["access_token"]
+    assert bearer, answer.stderr
+    assert lines["capability[]"] == "authtype" and lines["ephemeral"] == "true" and "password" not in lines
+    stored = subprocess.run([str(GIT_CREDENTIAL_SESAME), "--account", account["id"], "store"], env=env,
+                            input=f"protocol=https\nhost=example.com\npassword={tokens['access_token']}\n\n",
+                            capture_output=True, text=True, timeout=30)
+    assert (stored.returncode, stored.stdout, stored.stderr) == (0, "", "")
