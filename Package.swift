@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "sesamed", targets: ["sesamed"]),
         .executable(name: "sesamectl", targets: ["sesamectl"]),
         .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
+        .executable(name: "docker-credential-sesame", targets: ["docker-credential-sesame"]),
         .library(name: "SesameClient", targets: ["SesameClient"]),
     ],
     dependencies: [
@@ -164,6 +165,7 @@ let package = Package(
             name: "SesameCredentialHelper",
             dependencies: ["SesameClient", "SesameCore", .product(name: "TOMLKit", package: "TOMLKit")]
         ),
+        .executableTarget(name: "docker-credential-sesame", dependencies: ["SesameCredentialHelper"]),
         .executableTarget(
             name: "git-credential-sesame",
             dependencies: [

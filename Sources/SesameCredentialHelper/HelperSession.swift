@@ -71,7 +71,8 @@ public struct HelperFailure: Error, Sendable, CustomStringConvertible {
     /// The sentence.
     public let description: String
 
-    init(_ sentence: String) {
+    /// A failure that says `sentence`.
+    public init(_ sentence: String) {
         description = sentence
     }
 }

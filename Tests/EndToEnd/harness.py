@@ -52,6 +52,7 @@ def bin_dir() -> Path:
 SESAMED = bin_dir() / "sesamed"
 SESAMECTL = bin_dir() / "sesamectl"
 GIT_CREDENTIAL_SESAME = bin_dir() / "git-credential-sesame"
+DOCKER_CREDENTIAL_SESAME = bin_dir() / "docker-credential-sesame"
 
 
 def wait_until(condition, timeout: float = 30.0, what="the condition", interval: float = 0.05):
