@@ -20,6 +20,7 @@ extension SesameError {
         case .messageTooLarge(let limit): "the request was larger than sesamed accepts (\(limit) bytes)"
         case .invalidMessage(let reason): "sesamed could not read the request: \(reason)"
         case .internalError: "sesamed failed unexpectedly; see its log"
+        case .noIDToken(let account, let reason): "\(account) has no ID token to give: \(reason)"
         default: "\(error)"
         }
     }

@@ -162,6 +162,11 @@ public struct SesameClient: Sendable {
         return try await call(.reportRejected, parameters, ReportRejectedReply.self).refreshed
     }
 
+    /// The account's current ID token, for servers that authenticate with one.
+    public func idToken(for account: String) async throws -> GetIDTokenReply {
+        try await call(.getIDToken, AccountParameters(account: account), GetIDTokenReply.self)
+    }
+
     /// Gives the account a name to use in place of its id (nil takes it away); names are unique
     /// among the owner's accounts and pick only the caller's own.
     public func rename(_ account: String, to name: String?) async throws -> Account {

@@ -22,6 +22,7 @@ public enum AccountsContract {
         case logout = "Logout"
         case remove = "Remove"
         case rename = "Rename"
+        case getIDToken = "GetIDToken"
 
         /// The fully qualified name, e.g. `io.sesame.Accounts.List`.
         public var qualifiedName: String { "\(AccountsContract.interface).\(rawValue)" }
@@ -42,6 +43,7 @@ public enum AccountsContract {
             case .logout: (AccountParameters.self, LogoutReply.self)
             case .remove: (AccountParameters.self, NoParameters.self)
             case .rename: (RenameParameters.self, AccountReply.self)
+            case .getIDToken: (AccountParameters.self, GetIDTokenReply.self)
             }
         }
     }
@@ -272,4 +274,22 @@ public struct RenameParameters: Sendable, Codable, Hashable {
         self.account = account
         self.name = name
     }
+}
+
+/// `GetIDToken`'s reply: the account's current ID token, for servers that take one (Kubernetes'
+/// OpenID Connect authentication).
+public struct GetIDTokenReply: Sendable, Codable, Hashable, CustomStringConvertible {
+    /// The ID token, a signed JWT.
+    public var idToken: String
+    /// When it expires (its `exp` claim), if it says.
+    public var expiresAt: Date?
+
+    /// Creates the reply.
+    public init(idToken: String, expiresAt: Date?) {
+        self.idToken = idToken
+        self.expiresAt = expiresAt
+    }
+
+    /// Describes the token without showing it.
+    public var description: String { "GetIDTokenReply(expires \(expiresAt.map { "\($0)" } ?? "unknown"))" }
 }

@@ -23,6 +23,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyAccounts(limit: Int)
     case tooManyProviderCalls(limit: Int, retryAfter: Int)
     case invalidName(name: String, reason: String)
+    case noIDToken(account: String, reason: String)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -74,6 +75,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
             return (accounts, "TooManyProviderCalls", parameters)
         case .invalidName(let name, let reason):
             return (accounts, "InvalidName", ["name": .string(name), "reason": .string(reason)])
+        case .noIDToken(let account, let reason):
+            return (accounts, "NoIDToken", ["account": .string(account), "reason": .string(reason)])
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -94,7 +97,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .invalidTransition(account: "", from: .active, to: .active), .storeFailed, .noSuchProvider(provider: ""),
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
-        .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""), .lagged(queueLimit: 0),
+        .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""),
+        .noIDToken(account: "", reason: ""), .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

@@ -46,69 +46,6 @@ struct Accounts: AsyncParsableCommand {
     }
 }
 
-/// `sesamectl token ACCOUNT`: a current access token, for scripts.
-struct Token: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print a current access token of an account (refreshed by sesamed when needed).",
-        discussion: "Only the token is printed, so `curl -H \"Authorization: Bearer $(sesamectl token ID)\"` works."
-    )
-
-    @OptionGroup var options: GlobalOptions
-
-    @Argument(help: "The account id (see `sesamectl accounts`).", completion: .accountIDs)
-    var account: String
-
-    @Flag(name: .long, help: "Print {accessToken, tokenType, expiresAt} as JSON.")
-    var json = false
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Refresh first when the token would expire within SECONDS (as far as the provider's token lifetime allows).",
-            valueName: "SECONDS"
-        )
-    )
-    var minValid: UInt32?
-
-    @Flag(
-        name: .long,
-        help: """
-            The current token was refused by the API it was sent to (HTTP 401): sesamed refreshes \
-            once, for every program that uses the account, and the new token is printed.
-            """
-    )
-    var rejected = false
-
-    func run() async throws {
-        try await reportingFailures {
-            let token = try await options.withClient(about: account) { client in
-                if rejected { return try await Self.replacing(account, client) }
-                let token = try await client.accessToken(for: account)
-                guard let minValid, let expiry = token.expiresAt,
-                    expiry < Date().addingTimeInterval(TimeInterval(minValid))
-                else { return token }
-                _ = try await client.refresh(account)
-                return try await client.accessToken(for: account)
-            }
-            printLine(json ? try Formatting.json(token) : token.accessToken)
-        }
-    }
-}
-
-extension Token {
-    /// The token that replaces the current one, which an API refused. Only a refresh the
-    /// provider granted counts: handing out the refused token again would loop the caller.
-    static func replacing(_ account: String, _ client: SesameClient) async throws -> AccessToken {
-        let refused = try await client.accessToken(for: account)
-        guard try await client.reportRejected(account: account, accessToken: refused.accessToken) else {
-            let now = try await client.account(account)
-            if now.state == .needsLogin { throw ExitFailure.needsLogin(account: account, provider: now.provider) }
-            throw ExitFailure.noNewToken(account: account)
-        }
-        return try await client.accessToken(for: account)
-    }
-}
-
 /// `sesamectl logout ACCOUNT`.
 struct Logout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "End an account's session and wipe its tokens.")

@@ -268,14 +268,18 @@ _sesamectl_login() {
 
 _sesamectl_token() {
     repeating_flags=()
-    non_repeating_flags=(--json --rejected --version -h --help)
+    non_repeating_flags=(--json --id-token --rejected --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --min-valid)
+    non_repeating_options=(--socket --format --min-valid)
     __sesamectl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--format')
+        __sesamectl_add_completions -W 'plain'$'\n''json'$'\n''exec-credential'
         return
         ;;
     '--min-valid')

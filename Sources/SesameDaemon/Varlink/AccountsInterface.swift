@@ -63,6 +63,7 @@ struct AccountsInterface: VarlinkInterface {
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
         case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
+        case .getIDToken: return try await getIDToken(call.decodeParameters(AccountParameters.self), caller)
         }
     }
 

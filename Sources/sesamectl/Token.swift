@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import SesameClient
+import SesameCore
+
+/// `sesamectl token ACCOUNT`: a current access token (or ID token), for scripts and for the
+/// tools that run a command to get one (kubectl's exec plugins).
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a current access token of an account (refreshed by sesamed when needed).",
+        discussion: """
+            Only the token is printed, so `curl -H "Authorization: Bearer $(sesamectl token ID)"` works. \
+            --format exec-credential prints a client.authentication.k8s.io ExecCredential for \
+            kubectl's exec plugins (users[].user.exec: command sesamectl, args token NAME --format \
+            exec-credential); with --id-token, the account's ID token instead, for API servers \
+            that authenticate with OpenID Connect.
+            """
+    )
+
+    /// How the token is printed.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case plain, json
+        case execCredential = "exec-credential"
+    }
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The account (its id or name; see `sesamectl accounts`).", completion: .accountIDs)
+    var account: String
+
+    @Flag(name: .long, help: "Print {accessToken, tokenType, expiresAt} as JSON (as --format json).")
+    var json = false
+
+    @Option(name: .long, help: "plain (the token alone), json, or exec-credential (kubectl's).")
+    var format: Format?
+
+    @Flag(name: .long, help: "The account's ID token instead of its access token.")
+    var idToken = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refresh first when the token would expire within SECONDS (as far as the provider's token lifetime allows).",
+            valueName: "SECONDS"
+        )
+    )
+    var minValid: UInt32?
+
+    @Flag(
+        name: .long,
+        help: """
+            The current token was refused by the API it was sent to (HTTP 401): sesamed refreshes \
+            once, for every program that uses the account, and the new token is printed.
+            """
+    )
+    var rejected = false
+
+    func validate() throws {
+        if json, let format, format != .json { throw ValidationError("--json and --format \(format.rawValue) differ.") }
+        if idToken, rejected || minValid != nil {
+            throw ValidationError("--id-token goes with neither --rejected nor --min-valid.")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let shown: (token: String, expiresAt: Date?, json: String) = try await options.withClient(about: account) {
+                client in
+                if idToken {
+                    let reply = try await client.idToken(for: account)
+                    return (reply.idToken, reply.expiresAt, try Formatting.json(reply))
+                }
+                let reply = try await accessToken(client)
+                return (reply.accessToken, reply.expiresAt, try Formatting.json(reply))
+            }
+            switch format ?? (json ? .json : .plain) {
+            case .plain: printLine(shown.token)
+            case .json: printLine(shown.json)
+            case .execCredential: printLine(try ExecCredential.json(token: shown.token, expiresAt: shown.expiresAt))
+            }
+        }
+    }
+
+    private func accessToken(_ client: SesameClient) async throws -> AccessToken {
+        if rejected { return try await Self.replacing(account, client) }
+        let token = try await client.accessToken(for: account)
+        guard let minValid, let expiry = token.expiresAt, expiry < Date().addingTimeInterval(TimeInterval(minValid))
+        else { return token }
+        _ = try await client.refresh(account)
+        return try await client.accessToken(for: account)
+    }
+}
+
+extension Token {
+    /// The token that replaces the current one, which an API refused. Only a refresh the
+    /// provider granted counts: handing out the refused token again would loop the caller.
+    static func replacing(_ account: String, _ client: SesameClient) async throws -> AccessToken {
+        let refused = try await client.accessToken(for: account)
+        guard try await client.reportRejected(account: account, accessToken: refused.accessToken) else {
+            let now = try await client.account(account)
+            if now.state == .needsLogin { throw ExitFailure.needsLogin(account: account, provider: now.provider) }
+            throw ExitFailure.noNewToken(account: account)
+        }
+        return try await client.accessToken(for: account)
+    }
+}
+
+/// kubectl's `ExecCredential` (client.authentication.k8s.io), what an exec plugin prints.
+enum ExecCredential {
+    /// The credential for `token`, in the API version kubectl asked for in `KUBERNETES_EXEC_INFO`
+    /// (v1 when it says none). With `expirationTimestamp`, kubectl runs the plugin again once
+    /// the token has expired instead of sending it.
+    static func json(
+        token: String,
+        expiresAt: Date?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> String {
+        var status: [String: String] = ["token": token]
+        if let expiresAt { status["expirationTimestamp"] = expiresAt.formatted(.iso8601) }
+        let object: [String: Any] = ["apiVersion": apiVersion(environment), "kind": "ExecCredential", "status": status]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func apiVersion(_ environment: [String: String]) -> String {
+        let info = environment["KUBERNETES_EXEC_INFO"].flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let asked = info?["apiVersion"] as? String
+        let known = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"]
+        return asked.flatMap { known.contains($0) ? $0 : nil } ?? known[0]
+    }
+}
