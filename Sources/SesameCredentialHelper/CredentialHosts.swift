@@ -69,6 +69,8 @@ public enum CredentialHelperError: Error, Sendable, Equatable, CustomStringConve
     case noAccount(url: String, mapPath: String)
     /// The map file does not read.
     case badMapFile(path: String, reason: String)
+    /// The server is reached over plain http, where anyone on the way could read the token.
+    case plainHTTP(url: String)
 
     public var description: String {
         switch self {
@@ -76,6 +78,7 @@ public enum CredentialHelperError: Error, Sendable, Equatable, CustomStringConve
             "no account is named for \(url): give --account NAME to the helper, or map the URL in \(mapPath) "
                 + "([hosts] \"\(url)\" = \"NAME\")"
         case .badMapFile(let path, let reason): "\(path) cannot be used: \(reason)"
+        case .plainHTTP(let url): "no token is sent to \(url) over plain http, where anyone on the way could read it"
         }
     }
 }

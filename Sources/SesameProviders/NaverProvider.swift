@@ -161,8 +161,11 @@ public final class NaverProvider: OIDCBasedAdapter {
                         base: base
                     )
                     .accessToken
-            } catch .rejected {
+            } catch .rejected(error: "invalid_grant", _, _) {
                 return  // the refresh token no longer works: the grant is gone
+            } catch .rejected(let error, _, _) {
+                // Another refusal (the client's own credentials, say) says nothing of the grant.
+                throw .invalidResponse("Naver's answer to the check after the deletion (\(error)) does not confirm it")
             }
             try await deleteRequest(accessToken: stillAlive, base: base)
             if attempt == 2 {
@@ -222,6 +225,9 @@ public final class NaverProvider: OIDCBasedAdapter {
         case 200: break
         case 429, 500..<600:
             throw .transient(reason: "Naver answered HTTP \(response.status.code)", retryAfter: .seconds(5))
+        // "회원 프로필 조회": 401 with resultcode 024 (authentication failed) for an access token
+        // that is expired, revoked or unknown.
+        case 401: throw .rejected(error: "invalid_token", description: nil, code: "024")
         default: throw .invalidResponse("Naver's profile API answered HTTP \(response.status.code)")
         }
         guard let profile = try? JSONDecoder().decode(NaverProfile.self, from: response.body),

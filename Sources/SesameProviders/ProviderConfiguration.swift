@@ -47,10 +47,10 @@ public struct ProviderConfiguration: Sendable, Hashable {
     /// other port or path; nil when any loopback port will do (RFC 8252 §7.3).
     public var redirectURI: String?
 
-    /// Creates a provider configuration.
     /// How often one account may be refreshed (the provider's own rules; `min_refresh_interval`).
     public var refreshPacing = RefreshPacing()
 
+    /// Creates a provider configuration.
     public init(
         name: String,
         kind: ProviderKind = .oidc,

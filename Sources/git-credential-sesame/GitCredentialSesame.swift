@@ -11,12 +11,15 @@ struct GitCredentialSesame: AsyncParsableCommand {
         commandName: "git-credential-sesame",
         abstract: "git's credential helper for the accounts sesamed holds.",
         discussion: """
-            Configure it with `git config credential.helper "sesame --account NAME"`, or map URLs to \
-            accounts in $XDG_CONFIG_HOME/sesame/credentials.toml ([hosts] "https://host" = "NAME"; \
-            the longest prefix wins). With git 2.46 or later the token is sent as a Bearer \
-            credential; otherwise as the password, with --username (default: oauth2) as the user \
-            name. A session that needs a login is said on stderr with the command to run, and git \
-            stops there without prompting.
+            Configure it for one server, so that no other server gets the token: \
+            `git config --global credential.https://git.example.com.helper "sesame --account NAME"`; \
+            or map URLs to accounts in $XDG_CONFIG_HOME/sesame/credentials.toml ([hosts] \
+            "https://host" = "NAME"; the longest prefix wins) and set `credential.helper sesame`. A \
+            token never goes over plain http except to this machine. With git 2.46 or later the \
+            token is sent as a Bearer credential that other helpers do not keep; with an older git \
+            it is the password (user name --username, default oauth2), which other helpers in the \
+            list would store: list this one alone for the server. A session that needs a login is \
+            said on stderr with the command to run, and git stops there without prompting.
             """
     )
 
@@ -42,6 +45,11 @@ struct GitCredentialSesame: AsyncParsableCommand {
             case "erase": try await erase(request)
             default: break  // store, and actions of later git versions: nothing to keep
             }
+        } catch CredentialHelperError.noAccount {
+            // No account for this server: another helper, or git's prompt, may have one.
+        } catch let refusal as CredentialHelperError {
+            // Said, but not the end: another helper may have a credential fit for the server.
+            try? FileHandle.standardError.write(contentsOf: Data("git-credential-sesame: \(refusal)\n".utf8))
         } catch {
             try? FileHandle.standardError.write(contentsOf: Data("git-credential-sesame: \(error)\n".utf8))
             // git then neither asks another helper nor prompts: the sentence says what to do.
@@ -75,12 +83,24 @@ struct GitCredentialSesame: AsyncParsableCommand {
     }
 
     private func resolvedAccount(_ request: GitCredential) throws -> String {
+        // A bearer token read off the wire is as good as the account's login: plain http only
+        // where the wire is this machine's own.
+        guard request.attributes["protocol"] != "http" || Self.isLoopback(request.attributes["host"] ?? "") else {
+            throw CredentialHelperError.plainHTTP(url: request.url)
+        }
         if let account { return account }
         let path = CredentialHosts.path()
         guard let mapped = try CredentialHosts.load(from: path).account(for: request.url) else {
             throw CredentialHelperError.noAccount(url: request.url, mapPath: path)
         }
         return mapped
+    }
+
+    /// Whether `host` (with its port, as git gives it) is this machine.
+    private static func isLoopback(_ host: String) -> Bool {
+        let name =
+            host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.prefix { $0 != ":" })
+        return name == "localhost" || name == "::1" || name.hasPrefix("127.")
     }
 
     private func write(_ pairs: KeyValuePairs<String, String>) {

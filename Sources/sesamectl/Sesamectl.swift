@@ -136,6 +136,9 @@ extension SesameError {
         case .session(.tokenExpired(let id)):
             "the access token of \(id) expired and the provider did not give a new one; "
                 + "`sesamectl refresh \(id)` tries again now and says why it fails."
+        case .session(.refreshFailed(let id, let reason)) where reason.contains("the next refresh is due at"):
+            // Held back by the provider's own rules: the reason says when, trying now would not help.
+            "did not refresh \(id): \(reason)."
         case .session(.refreshFailed(let id, let reason)):
             "could not refresh \(id) (\(reason)); `sesamectl refresh \(id)` tries again now."
         default: "sesamed: \(self)."

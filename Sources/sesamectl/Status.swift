@@ -113,7 +113,9 @@ struct Status: AsyncParsableCommand {
                 "\(id): usable; the provider had stopped accepting its access token\(why), and sesamed refreshed it"
             case (.rejected, false):
                 "\(id): \(result.account.state.rawValue); the provider no longer accepts its access token\(why); "
-                    + "run `sesamectl login \(result.account.provider)`"
+                    + (result.account.state == .needsLogin
+                        ? "run `sesamectl login \(result.account.provider)`"
+                        : "no new one was had now; `sesamectl refresh \(id)` says why")
             case (.unknown, _):
                 "\(id): usable by its expiry time; the provider could not say whether it still accepts it\(why)"
             }

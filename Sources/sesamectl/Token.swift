@@ -49,8 +49,9 @@ struct Token: AsyncParsableCommand {
     @Flag(
         name: .long,
         help: """
-            The current token was refused by the API it was sent to (HTTP 401): sesamed refreshes \
-            once, for every program that uses the account, and the new token is printed.
+            The token was refused by the API it was sent to (HTTP 401): sesamed refreshes once, for \
+            every program that uses the account, and the new token is printed. The refused token is \
+            $SESAME_ACCESS_TOKEN when set (as `sesamectl exec` sets it), else the current one.
             """
     )
     var rejected = false
@@ -92,11 +93,20 @@ struct Token: AsyncParsableCommand {
 }
 
 extension Token {
-    /// The token that replaces the current one, which an API refused. Only a refresh the
-    /// provider granted counts: handing out the refused token again would loop the caller.
-    static func replacing(_ account: String, _ client: SesameClient) async throws -> AccessToken {
-        let refused = try await client.accessToken(for: account)
-        guard try await client.reportRejected(account: account, accessToken: refused.accessToken) else {
+    /// The token that replaces the one an API refused: `$SESAME_ACCESS_TOKEN` when set (what
+    /// `sesamectl exec` gave the command, so the very token that was used), else the current
+    /// one. A token that was replaced meanwhile is not reported, so no refresh is spent on the
+    /// good one. Only a refresh the provider granted counts: handing out the refused token again
+    /// would loop the caller.
+    static func replacing(
+        _ account: String,
+        _ client: SesameClient,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> AccessToken {
+        let current = try await client.accessToken(for: account)
+        let refused = environment["SESAME_ACCESS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? current.accessToken
+        if refused != current.accessToken { return current }
+        guard try await client.reportRejected(account: account, accessToken: refused) else {
             let now = try await client.account(account)
             if now.state == .needsLogin { throw ExitFailure.needsLogin(account: account, provider: now.provider) }
             throw ExitFailure.noNewToken(account: account)

@@ -161,3 +161,18 @@ def test_standin_answers_as_naver_does(naver):
     assert delete.json() == {"access_token": "unknown", "result": "success"}
     me = requests.get(naver.endpoints()["profile"], headers={"Authorization": "Bearer unknown"}, timeout=10)
     assert (me.status_code, me.json()["resultcode"]) == (401, "024")
+
+
+def test_a_grant_ended_at_naver_is_found_by_a_check_through_the_profile_api(daemon, naver):
+    """The person removed the app at Naver: the access token is still valid by its time, the
+    profile API refuses it (401, resultcode 024), and the refresh that follows is refused too."""
+    account = logged_in(daemon, naver, "naver")
+    with naver.lock:
+        for table in (naver.access_tokens, naver.refresh_tokens):
+            for entry in table.values():
+                entry["alive"] = False
+    reply = call(daemon, "io.sesame.Accounts.Check", {"account": account["id"]})
+    assert "error" not in reply, reply
+    checked = reply["parameters"]
+    assert (checked["verdict"], checked["refreshed"], checked["account"]["state"]) == ("rejected", False, "needsLogin")
+    assert "024" in checked["detail"], checked

@@ -214,7 +214,8 @@ def test_login_name_gives_the_account_a_name_every_verb_takes(daemon, idp):
     account = re.search(r"logged in: (\S+)", out)[1]
     token = subprocess.run([str(SESAMECTL), "token", "desk", "--socket", str(daemon.socket_path)],
                            capture_output=True, text=True, timeout=30)
-    assert token.returncode == 0 and token.stdout.strip() == get_token(daemon, account), token.stderr
+    same = token.stdout.strip() == get_token(daemon, account)
+    assert token.returncode == 0 and same, token.stderr
     # A second login that may not take the name still logs in, and says how to name it.
     again = login(daemon, "local", "--device", "--name", "Desk!")
     try:

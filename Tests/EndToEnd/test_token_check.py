@@ -34,8 +34,10 @@ def test_a_grant_revoked_at_the_provider_is_found_by_status_check(daemon, idp):
     id = account["id"]
     for token in (tokens["refresh_token"], tokens["access_token"]):
         assert idp.revoke(token).status_code == 200
-    # What the issue saw: the revoked token is still handed out, by its expiry time.
-    assert get_token(daemon, id) == tokens["access_token"]
+    # What the issue saw: the revoked token is still handed out, by its expiry time. (Tokens are
+    # compared into a truth value first: a failed assertion would print what it compared.)
+    still_handed_out = get_token(daemon, id) == tokens["access_token"]
+    assert still_handed_out
     checked = sesamectl(daemon, "status", id, "--check")
     assert checked.returncode == 1, (checked.stdout, checked.stderr)
     assert checked.stdout == (f"{id}: needsLogin; the provider no longer accepts its access token "
@@ -43,7 +45,8 @@ def test_a_grant_revoked_at_the_provider_is_found_by_status_check(daemon, idp):
     assert state_of(daemon, id) == "needsLogin"
     token = sesamectl(daemon, "token", id)
     assert token.returncode == 5 and token.stdout == "", token
-    assert tokens["access_token"] not in checked.stdout + checked.stderr + token.stderr
+    leaked = tokens["access_token"] in checked.stdout + checked.stderr + token.stderr
+    assert not leaked, "the token reached sesamectl's output"
 
 
 def path_of(url: str) -> str:
@@ -60,7 +63,8 @@ def test_a_rejected_token_whose_grant_lives_is_replaced_by_status_check(daemon, 
     assert checked.returncode == 0, (checked.stdout, checked.stderr)
     assert json.loads(checked.stdout) == {"account": id, "checked": "rejected", "state": "active", "usable": True}
     fresh = get_token(daemon, id)
-    assert fresh != tokens["access_token"] and idp.userinfo(fresh).status_code == 200
+    replaced = fresh != tokens["access_token"] and idp.userinfo(fresh).status_code == 200
+    assert replaced, "the rejected token was not replaced by a working one"
     again = sesamectl(daemon, "status", id, "--check")
     assert (again.returncode, again.stdout) == (0, f"{id}: usable; the provider accepts its access token\n")
 
@@ -71,8 +75,8 @@ def test_token_rejected_prints_the_token_that_replaces_a_refused_one(daemon, idp
     replaced = sesamectl(daemon, "token", id, "--rejected")
     assert replaced.returncode == 0, replaced.stderr
     fresh = replaced.stdout.strip()
-    assert fresh and fresh != tokens["access_token"] and idp.userinfo(fresh).status_code == 200
-    assert get_token(daemon, id) == fresh
+    works = bool(fresh) and fresh != tokens["access_token"] and idp.userinfo(fresh).status_code == 200
+    assert works and get_token(daemon, id) == fresh, "the printed token is not the working replacement"
 
 
 def test_token_rejected_after_the_grant_was_revoked_names_the_login(daemon, idp):
@@ -105,3 +109,19 @@ def test_a_provider_that_offers_no_way_to_ask_is_said_so(tmp_path, idp):
     assert checked.returncode == 0, (checked.stdout, checked.stderr)
     assert "could not say whether it still accepts it" in checked.stdout, checked.stdout
     assert "set endpoints.introspection or endpoints.userinfo in the provider file" in checked.stdout
+
+
+def test_token_rejected_spends_no_refresh_on_a_token_that_was_already_replaced(daemon, idp):
+    """The refused token is $SESAME_ACCESS_TOKEN when set (as `sesamectl exec` sets it): a script
+    whose token was replaced meanwhile gets the current one without another refresh."""
+    account, tokens = import_from_idp(daemon, idp)
+    first = sesamectl(daemon, "token", account["id"], "--rejected")
+    assert first.returncode == 0, first.stderr
+    refreshes = idp.counters()["token_requests"].get("refresh_token", 0)
+    stale = subprocess.run([str(SESAMECTL), "token", account["id"], "--rejected", "--socket", str(daemon.socket_path)],
+                           env={"SESAME_ACCESS_TOKEN": tokens["access_token"]}, capture_output=True, text=True,
+                           timeout=60)
+    assert stale.returncode == 0, stale.stderr
+    current = stale.stdout == first.stdout
+    assert current, "the already replaced token was not answered with the current one"
+    assert idp.counters()["token_requests"].get("refresh_token", 0) == refreshes, "a refresh was spent again"

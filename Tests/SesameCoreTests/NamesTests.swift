@@ -42,11 +42,19 @@ import Testing
         #expect(try await fixture.engine.account(account.id).name == nil)
     }
 
-    @Test func aNameThatIsAnAccountsIdIsRefused() async throws {
+    @Test func aNameShapedLikeAnAccountIdIsRefusedWhetherOrNotTheIdExists() async throws {
         let fixture = EngineFixture()
         let first = try await imported(fixture, subject: "alice", owner: 1000)
         let second = try await imported(fixture, subject: "alice2", owner: 1000)
-        await #expect(throws: SessionError.self) { try await fixture.engine.rename(second.id, to: first.id) }
+        for name in [first.id, "google-0123abcd"] {
+            await #expect(
+                throws: SessionError.invalidName(
+                    name: name,
+                    reason: "it is shaped like an account id (provider-8 hex digits)"
+                )
+            ) { try await fixture.engine.rename(second.id, to: name) }
+        }
+        #expect(try await fixture.engine.rename(second.id, to: "google-work").name == "google-work")
     }
 
     @Test func aReferenceFindsAnIdTheCallersOwnNameOrItsOnlyAccountOfAProvider() async throws {

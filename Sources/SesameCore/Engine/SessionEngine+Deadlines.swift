@@ -64,11 +64,13 @@ extension SessionEngine {
 
     /// When `refreshTokenExpiring` is due for the account's refresh token: the margin before its
     /// end, unless it was announced for this refresh token already or the session cannot refresh.
+    /// A provider may move the end on a little with every refresh (a sliding lifetime); that is
+    /// not a new refresh token to warn of until the end has moved past the margin.
     private func refreshTokenWarning(of stored: StoredAccount) -> Date? {
-        guard stored.account.state.canRefresh, let end = stored.tokens?.refreshTokenExpiresAt,
-            stored.refreshTokenWarnedFor != end
-        else { return nil }
-        return end.addingTimeInterval(-policy.refreshTokenWarningMargin.timeInterval)
+        let margin = policy.refreshTokenWarningMargin.timeInterval
+        guard stored.account.state.canRefresh, let end = stored.tokens?.refreshTokenExpiresAt else { return nil }
+        if let warned = stored.refreshTokenWarnedFor, end.timeIntervalSince(warned) < margin { return nil }
+        return end.addingTimeInterval(-margin)
     }
 
     /// Fires deadlines as they pass until the task is cancelled. It sleeps in steps of at most

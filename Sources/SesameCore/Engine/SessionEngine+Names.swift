@@ -3,13 +3,14 @@ import Foundation
 /// The names owners give their accounts: chosen, changed, and looked up in place of an id.
 extension SessionEngine {
     /// Gives the account `id` the name `name` (nil takes its name away). A name is lower-case
-    /// letters, digits, `-`, `_` and `.`, starts with a letter, is at most 64 characters, is no
-    /// account's id, and is the owner's name for no other account.
+    /// letters, digits, `-`, `_` and `.`, starts with a letter, is at most 64 characters, is not
+    /// shaped like an account id (`provider-` and 8 hex digits: an id is looked up before a name,
+    /// so such a name could come to mean an account made later), and is the owner's name for no
+    /// other account.
     public func rename(_ id: String, to name: String?) throws(SessionError) -> Account {
         guard var stored = accounts[id] else { throw .noSuchAccount(id) }
         if let name {
             try Self.checkForm(of: name)
-            if accounts[name] != nil { throw .invalidName(name: name, reason: "it is an account's id") }
             let owner = stored.account.ownerUID
             if let other = accounts.values.first(where: {
                 $0.account.name == name && $0.account.ownerUID == owner && $0.account.id != id
@@ -33,6 +34,11 @@ extension SessionEngine {
                 name: String(name.prefix(64)),
                 reason: "a name is up to 64 lower-case letters, digits, '-', '_' or '.', starting with a letter"
             )
+        }
+        // Decided by the form alone: whether some account has that id is not the caller's to learn.
+        let tail = name.split(separator: "-").last ?? ""
+        if name.contains("-"), tail.count == 8, tail.allSatisfy(\.isHexDigit) {
+            throw .invalidName(name: name, reason: "it is shaped like an account id (provider-8 hex digits)")
         }
     }
 }

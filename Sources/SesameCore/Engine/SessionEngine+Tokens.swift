@@ -266,12 +266,7 @@ extension SessionEngine {
             if refresh.old.accessTokenHasExpired(at: refresh.now) { throw .tokenExpired(id) }
             return refresh.old
         case .paced(let until, let reason):
-            // Not a failure: no event, and the planned refresh waits until it is allowed.
-            try transition(&stored, to: refresh.unchangedState)
-            stored.refreshAt = stored.refreshAt.map { _ in until }
-            updateRefreshState(of: id) { $0.retryNotBefore = until }
-            try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
-            throw .refreshFailed(account: id, reason: reason)
+            try recordPacedRefresh(until: until, reason: reason, refresh)
         case .invalidResponse(let reason):
             // Garbage from the provider changes nothing about the session: the account goes back
             // to where it was (a planned refresh tries again after the backoff).
@@ -303,6 +298,19 @@ extension SessionEngine {
             forgetFailures(id)
             throw .needsLogin(id)
         }
+    }
+
+    /// Records a refresh the provider's own rules held back until `until`. Not a failure: no
+    /// event, and the planned refresh waits until it is allowed; the caller is told why.
+    private func recordPacedRefresh(until: Date, reason: String, _ refresh: FinishingRefresh) throws(SessionError)
+        -> Never
+    {
+        var stored = refresh.stored
+        try transition(&stored, to: refresh.unchangedState)
+        stored.refreshAt = stored.refreshAt.map { _ in until }
+        updateRefreshState(of: refresh.id) { $0.retryNotBefore = until }
+        try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
+        throw .refreshFailed(account: refresh.id, reason: reason)
     }
 
     /// Counts one more failed refresh of `id` and holds callers off until the retry it returns.

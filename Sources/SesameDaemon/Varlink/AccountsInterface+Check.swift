@@ -13,11 +13,13 @@ extension AccountsInterface {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let adapter = try providers.adapter(account.provider)
         let patience = adapter.configuration.requestTimeout
-        let tokens = try await engine.tokens(for: account.id, waitingAtMost: patience)
+        // Spent before the token is read: reading it may refresh it at the provider too.
         try spendProviderCall(caller)
+        let tokens = try await engine.tokens(for: account.id, waitingAtMost: patience)
         let (verdict, detail) = await Self.ask(adapter, about: tokens, of: account)
         var refreshed = false
-        if verdict == .rejected {
+        // The refresh a rejection leads to is one more call to the provider, paid for likewise.
+        if verdict == .rejected, (try? spendProviderCall(caller)) != nil {
             let replaced = try? await engine.refresh(
                 account.id,
                 ifCurrentAccessToken: tokens.accessToken,

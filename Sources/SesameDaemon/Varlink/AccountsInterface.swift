@@ -88,8 +88,9 @@ struct AccountsInterface: VarlinkInterface {
         return try tokenReplies.reply(for: account.id, tokens: tokens)
     }
 
-    /// The account `id` if the caller may use its tokens, with them when they need no refresh:
-    /// one lookup of the engine's view (issue 13), then the caller's rights on what it found.
+    /// The account `id` names (its id, else a name of the caller's) if the caller may use its
+    /// tokens, with them when they need no refresh: for an id, one lookup of the engine's view,
+    /// then the caller's rights on what it found.
     private func usableAccount(_ id: String, _ caller: Caller) throws -> (account: Account, tokens: TokenSet?) {
         let found: (account: Account, tokens: TokenSet?)
         do {

@@ -69,12 +69,11 @@ struct EventsInterface: VarlinkInterface {
             return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
                 && identity.isStale
         }
-        // A name of the caller's own stands for its account's id, as in every other method.
-        let wanted = parameters.accounts.map { references in
-            let known = engine.view.list()
-            return Set(references.map { known.id(of: $0, caller: uid) ?? $0 })
-        }
-        let filter = EventFilter(accounts: wanted, kinds: kinds, visibility: visibleOrStale)
+        let filter = EventFilter(
+            accounts: parameters.accounts.map { ids(of: $0, caller: uid) },
+            kinds: kinds,
+            visibility: visibleOrStale
+        )
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
             identity.refresh()
@@ -238,5 +237,14 @@ enum EventReply {
             owner: event.owner,
             reply: ((try? VarlinkReply(SubscribeReply(event: event))) ?? .empty).framed(continues: true)
         )
+    }
+}
+
+extension EventsInterface {
+    /// The ids `references` name: a name of the caller's own stands for its account's id, as
+    /// in every other method; what names no account stays as given (and matches nothing).
+    func ids(of references: [String], caller: UInt32) -> Set<String> {
+        let known = engine.view.list()
+        return Set(references.map { known.id(of: $0, caller: caller) ?? $0 })
     }
 }
