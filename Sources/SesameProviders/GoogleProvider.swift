@@ -113,8 +113,8 @@ public final class GoogleProvider: OIDCBasedAdapter {
     /// Why a refresh Google refused as expired or revoked needs a login, in every cause Google names.
     static let expiredOrRevoked =
         "Google says the refresh token expired or was revoked: access removed in the Google Account, "
-        + "a password change, six months unused, a Testing app's seven-day limit, or more than 100 "
-        + "refresh tokens for this client"
+        + "a password change (with Gmail scopes), six months unused, a Testing app's seven-day limit, "
+        + "or more than 100 refresh tokens of this account for this client"
 
     // MARK: Revocation
 

@@ -183,7 +183,7 @@ def test_sesamectl_drives_a_session(fast_daemon):
         f"{account} logged out here; not revoked at the provider: ")
     needs_login = ctl("token", account)
     assert needs_login.returncode == 5 and needs_login.stderr == (
-        f"{account} needs a new login; `sesamectl status {account}` names the command.\n")
+        f"{account} needs a new login: run `sesamectl login google`.\n")
     missing = ctl("token", "nope")
     assert missing.returncode == 4 and missing.stdout == ""
     assert ctl("import", "google", "--subject", "x", stdin="not json").returncode == 1
