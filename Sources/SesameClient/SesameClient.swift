@@ -199,7 +199,16 @@ public struct SesameClient: Sendable {
             EventsContract.Method.subscribe.qualifiedName,
             parameters: try Self.members(parameters)
         )
-        return relay(replies) { SubscriptionUpdate(try $0.decode(SubscribeReply.self)) }
+        return relay(replies) { reply in
+            // An event of a kind a later sesamed added is skipped, not taken for a broken reply:
+            // a subscriber without a kinds filter is sent every kind there is.
+            if case .object(let event)? = reply.parameters["event"], case .string(let kind)? = event["kind"],
+                AuthEvent.Kind(rawValue: kind) == nil
+            {
+                return nil
+            }
+            return SubscriptionUpdate(try reply.decode(SubscribeReply.self))
+        }
     }
 
     /// Closes the connection.

@@ -155,3 +155,34 @@ def test_names_are_shown_with_formatting_characters_escaped(daemon):
         shown = subprocess.run([str(SESAMECTL), *args, "--socket", str(daemon.socket_path)],
                                capture_output=True, text=True, check=True).stdout
         assert "\u202e" not in shown and "\\u{202e}moc.elgoog" in shown, shown
+
+
+def test_an_event_of_a_kind_a_later_sesamed_added_is_skipped_not_fatal(tmp_path):
+    """A subscriber without a kinds filter is sent every kind the daemon knows: an older
+    SesameClient (here sesamectl) skips a kind it does not know and goes on with the rest."""
+    import socket
+    import threading
+    path = tmp_path / "fake.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    event = {"sequence": 2, "time": "2026-11-26T00:00:00Z", "account": "google-1", "provider": "google",
+             "owner": 0, "state": "active"}
+    replies = [{"parameters": {"ready": {"sequence": 1}}, "continues": True},
+               {"parameters": {"event": {**event, "kind": "somethingNew"}}, "continues": True},
+               {"parameters": {"event": {**event, "sequence": 3, "kind": "tokenRefreshed"}}, "continues": True}]
+
+    def serve():
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)  # the Subscribe call
+            for reply in replies:
+                connection.sendall(json.dumps(reply).encode() + b"\0")
+
+    threading.Thread(target=serve, daemon=True).start()
+    result = subprocess.run([str(SESAMECTL), "watch", "--no-follow", "--json", "--socket", str(path)],
+                            capture_output=True, text=True, timeout=30)
+    server.close()
+    kinds = [json.loads(line).get("event", {}).get("kind") for line in result.stdout.splitlines()]
+    assert kinds == [None, "tokenRefreshed"], result.stdout + result.stderr
+    assert result.stderr == "sesamed closed the connection.\n", result.stderr
