@@ -60,3 +60,18 @@ struct RefreshPacerTests {
         }
     }
 }
+
+extension RefreshPacerTests {
+    @Test func accountsNotRefreshedForAWeekAreForgottenOnceThereAreMany() {
+        let pacer = RefreshPacer()
+        let pacing = AppleProvider.refreshPacing
+        for index in 0...1024 {
+            var other = account
+            other.id = "gone-\(index)"
+            #expect(pacer.admit(other, pacing: pacing, now: start) == nil)
+        }
+        let week = start.addingTimeInterval(RefreshPacer.longestMemory.timeInterval + 1)
+        #expect(pacer.admit(account, pacing: pacing, now: week) == nil)
+        #expect(pacer.remembered == 1)
+    }
+}

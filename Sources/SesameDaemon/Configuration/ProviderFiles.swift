@@ -152,7 +152,8 @@ extension ProviderFile {
     /// its minimum interval.
     func refreshPacing(_ type: ProviderType) throws(ConfigurationError) -> RefreshPacing {
         var pacing = type.refreshPacing
-        guard let interval = try seconds("min_refresh_interval", in: 0...(7 * 86400)) else { return pacing }
+        let longest = Int(RefreshPacer.longestMemory.components.seconds)
+        guard let interval = try seconds("min_refresh_interval", in: 0...longest) else { return pacing }
         pacing.minimumInterval = interval == .zero ? nil : interval
         if pacing.rule.isEmpty {
             let seconds = interval.components.seconds

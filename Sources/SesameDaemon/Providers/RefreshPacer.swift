@@ -11,6 +11,9 @@ import Synchronization
 final class RefreshPacer: Sendable {
     private let refreshes = Mutex<[String: [Date]]>([:])
 
+    /// How many accounts' refreshes are remembered.
+    var remembered: Int { refreshes.withLock { $0.count } }
+
     /// Admits a refresh of `account` at `now`, counting it, or returns the paced failure that
     /// says when the next one may be made.
     func admit(_ account: Account, pacing: RefreshPacing, now: Date) -> RefreshFailure? {
@@ -25,7 +28,20 @@ final class RefreshPacer: Sendable {
             }
             earlier.append(now)
             byAccount[account.id] = earlier
+            Self.forgetOld(&byAccount, now: now)
             return nil
         }
+    }
+
+    /// The longest any pacing looks back: a provider file's `min_refresh_interval` is at most
+    /// seven days.
+    static let longestMemory: Duration = .seconds(7 * 86400)
+
+    /// Drops what no pacing still looks at, once there is much to drop: accounts that were
+    /// removed, or are no longer refreshed, are forgotten.
+    private static func forgetOld(_ byAccount: inout [String: [Date]], now: Date) {
+        guard byAccount.count > 1024 else { return }
+        let oldest = now.addingTimeInterval(-longestMemory.timeInterval)
+        byAccount = byAccount.filter { ($0.value.last ?? .distantPast) > oldest }
     }
 }
