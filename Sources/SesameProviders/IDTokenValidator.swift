@@ -174,6 +174,19 @@ actor IDTokenValidator {
     }
 }
 
+/// What can be read of an ID token that was checked when it was received.
+public enum CheckedIDToken {
+    /// Its `exp` claim, read without checking the signature again: to know how long it lasts.
+    public static func expiry(of token: String) -> Date? {
+        struct Claims: Decodable { var exp: Double? }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[1])),
+            let exp = (try? JSONDecoder().decode(Claims.self, from: data))?.exp
+        else { return nil }
+        return Date(timeIntervalSince1970: exp)
+    }
+}
+
 extension Data {
     /// Decodes unpadded base64url (RFC 4648 §5), as JWTs use it.
     init?(base64URLEncoded text: String) {

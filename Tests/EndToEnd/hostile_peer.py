@@ -46,6 +46,15 @@ def read_reply(sock: socket.socket, buffer: bytearray) -> dict | None:
     return json.loads(message)
 
 
+def in_threads(attack, connections: int):
+    """Runs `attack` on `connections` threads at once and waits for them all."""
+    threads = [threading.Thread(target=attack) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def nest(path: str, connections: int, seconds: float):
     deadline = time.monotonic() + seconds
     counts, lock = {"rounds": 0}, threading.Lock()
@@ -72,11 +81,7 @@ def nest(path: str, connections: int, seconds: float):
                 count("rounds")
             time.sleep(max(0.0, paced - time.monotonic()))
 
-    threads = [threading.Thread(target=attack) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(attack, connections)
     print(json.dumps(counts), flush=True)
 
 
@@ -101,11 +106,7 @@ def cliff(path: str, connections: int, seconds: float, size: int):
                     with lock:
                         answered[0] += 1
 
-    threads = [threading.Thread(target=attack) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(attack, connections)
     print(json.dumps({"answered": answered[0]}), flush=True)
 
 
@@ -133,11 +134,7 @@ def unread(path: str, connections: int, seconds: float):
                 with lock:
                     sent[0] += 64
 
-    threads = [threading.Thread(target=attack) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(attack, connections)
     print(json.dumps({"sent": sent[0]}), flush=True)
 
 

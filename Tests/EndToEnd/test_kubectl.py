@@ -16,6 +16,7 @@ from harness import SESAMECTL, import_from_idp, import_tokens, running, subject_
 # Access tokens that live a minute.
 from test_any_provider import idp  # noqa: F401 (a fixture)
 from test_oauth import get_token, oauth_daemon
+from tls_server import make_certificates
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None,
                                 reason="kubectl is not installed (Debian does not package it)")
@@ -31,10 +32,7 @@ def daemon(tmp_path, idp):
 @pytest.fixture
 def api_server(tmp_path):
     """An https server on 127.0.0.1 answering GET /api only with `server.expected` as Bearer."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    ca, cert, key = make_certificates(tmp_path / "tls", "good")
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -52,7 +50,7 @@ def api_server(tmp_path):
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.expected, httpd.answers, httpd.cert = None, [], cert
+    httpd.expected, httpd.answers, httpd.ca = None, [], ca
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
@@ -67,7 +65,7 @@ def kubectl(tmp_path, daemon, server, account: str, *extra: str):
     config.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
         "clusters": [{"name": "t", "cluster": {"server": f"https://127.0.0.1:{server.server_address[1]}",
-                                               "certificate-authority": str(server.cert)}}],
+                                               "certificate-authority": str(server.ca)}}],
         "users": [{"name": "u", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
                                                   "command": str(SESAMECTL), "args": args,
                                                   "interactiveMode": "Never"}}}],

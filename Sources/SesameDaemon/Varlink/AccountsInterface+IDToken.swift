@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameProtocol
+import SesameProviders
 import SesameVarlink
 
 extension AccountsInterface {
@@ -13,7 +14,7 @@ extension AccountsInterface {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let patience = providers.patience(for: account.provider)
         var tokens = try await engine.tokens(for: account.id, waitingAtMost: patience)
-        if let idToken = tokens.idToken, Self.expiry(of: idToken).map({ $0 <= engine.clock.now }) ?? false {
+        if let idToken = tokens.idToken, CheckedIDToken.expiry(of: idToken).map({ $0 <= engine.clock.now }) ?? false {
             try spendProviderCall(caller)
             if try await engine.refresh(account.id, ifCurrentAccessToken: tokens.accessToken, waitingAtMost: patience) {
                 tokens = try await engine.tokens(for: account.id, waitingAtMost: patience)
@@ -28,7 +29,7 @@ extension AccountsInterface {
                 )
             )
         }
-        let expiry = Self.expiry(of: idToken)
+        let expiry = CheckedIDToken.expiry(of: idToken)
         if let expiry, expiry <= engine.clock.now {
             throw VarlinkError(
                 .noIDToken(
@@ -39,19 +40,5 @@ extension AccountsInterface {
             )
         }
         return try VarlinkReply(GetIDTokenReply(idToken: idToken, expiresAt: expiry))
-    }
-
-    /// The `exp` claim of a JWT, read without checking its signature: sesamed checked this ID
-    /// token when it received it, and only needs to know how long it lasts.
-    static func expiry(of jwt: String) -> Date? {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var payload = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
-        guard let data = Data(base64Encoded: payload),
-            let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let exp = claims["exp"] as? NSNumber
-        else { return nil }
-        return Date(timeIntervalSince1970: exp.doubleValue)
     }
 }

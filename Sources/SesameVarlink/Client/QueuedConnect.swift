@@ -1,4 +1,5 @@
 import Glibc
+import NIOCore
 
 /// A connect to a Unix stream socket that waits in the kernel for room in the listener's queue
 /// of connections not yet accepted, instead of polling it.
@@ -11,26 +12,25 @@ import Glibc
 /// appears, without spinning. `SO_SNDTIMEO` bounds the wait.
 enum QueuedConnect {
     /// Connects to the socket at `path`, waiting at most `patience` for room in its queue; returns
-    /// the connected descriptor, or throws the `VarlinkClientError` the failure means. Blocks the
-    /// calling thread, so it belongs on a thread pool, not on a task's executor.
+    /// the connected descriptor, or throws the failure as an `IOError` (EAGAIN: still no room),
+    /// as NIO's own connect does. Blocks the calling thread, so it belongs on a thread pool, not
+    /// on a task's executor.
     static func connectWaiting(unixSocketPath path: String, patience: Duration) throws -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let pathBytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else {
-            throw VarlinkClientError.cannotConnect(path: path, reason: "the path is longer than a socket path may be")
-        }
+        guard pathBytes.count < capacity else { throw IOError(errnoCode: ENAMETOOLONG, reason: "connect") }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
 
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw failure(errno, path: path) }
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var timeout = timeval(patience)
         guard setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0
         else {
             let code = errno
             close(descriptor)
-            throw failure(code, path: path)
+            throw IOError(errnoCode: code, reason: "setsockopt")
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -42,18 +42,9 @@ enum QueuedConnect {
             // retried, because a second connect on the same socket would fail with EALREADY.
             let code = errno
             close(descriptor)
-            throw failure(code == EINTR ? EAGAIN : code, path: path)
+            throw IOError(errnoCode: code == EINTR ? EAGAIN : code, reason: "connect")
         }
         return descriptor
-    }
-
-    /// The client error an errno from socket, setsockopt or connect means.
-    private static func failure(_ code: CInt, path: String) -> VarlinkClientError {
-        switch code {
-        case EAGAIN: .busy(path: path)
-        case EACCES, EPERM: .accessDenied(path: path)
-        default: .cannotConnect(path: path, reason: String(cString: strerror(code)))
-        }
     }
 }
 

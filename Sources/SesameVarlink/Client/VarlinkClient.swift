@@ -62,14 +62,9 @@ public actor VarlinkClient {
         let initializer = channelInitializer(maximumMessageSize: maximumMessageSize)
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            asyncChannel = try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+            asyncChannel = try await openChannel(path, bootstrap, initializer)
         } catch let error as IOError where error.errnoCode == EAGAIN {
-            // The common case stays one non-blocking connect; only a full queue pays for the
-            // thread that waits in the kernel.
-            let descriptor = try await NIOThreadPool.singleton.runIfActive {
-                try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
-            }
-            asyncChannel = try await bootstrap.withConnectedSocket(descriptor, channelInitializer: initializer)
+            throw VarlinkClientError.busy(path: path)
         } catch let error as IOError where error.errnoCode == EACCES || error.errnoCode == EPERM {
             throw VarlinkClientError.accessDenied(path: path)
         } catch let error as IOError {
@@ -81,6 +76,24 @@ public actor VarlinkClient {
         let client = VarlinkClient(channel: asyncChannel.channel, writes: writes)
         Task { await client.pump(asyncChannel, writes: writeStream) }
         return client
+    }
+
+    /// The connection's channel. The common case stays one non-blocking connect; only a full
+    /// queue pays for the thread that waits in the kernel (`QueuedConnect`), whose failure is
+    /// thrown as the same `IOError` and read by the caller alike.
+    private static func openChannel(
+        _ path: String,
+        _ bootstrap: ClientBootstrap,
+        _ initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>>
+    ) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        do {
+            return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+        } catch let error as IOError where error.errnoCode == EAGAIN {
+            let descriptor = try await NIOThreadPool.singleton.runIfActive {
+                try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
+            }
+            return try await bootstrap.withConnectedSocket(descriptor, channelInitializer: initializer)
+        }
     }
 
     /// Sets up a new connection's channel: Varlink framing, wrapped for async use.
