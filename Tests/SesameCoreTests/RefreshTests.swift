@@ -215,10 +215,10 @@ import Testing
     @Test func anExpiredTokenIsTriedAgainOnDemandDuringTheBackoffAtMostOncePerInterval() async throws {
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(10))
-        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(300))))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(5))))
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
         fixture.clock.advance(by: .seconds(11))
-        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(300))))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 503", retryAfter: .seconds(5))))
         await #expect(throws: SessionError.self) { try await fixture.engine.tokens(for: account.id) }
         #expect(fixture.refresher.calls == 2, "tried at once, not after the backoff")
         fixture.clock.advance(by: .seconds(5))
@@ -229,6 +229,23 @@ import Testing
         fixture.clock.advance(by: .seconds(5))
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "the provider is back")
+    }
+
+    /// A provider's Retry-After (RFC 9110 §10.2.3) holds even callers whose token has expired;
+    /// once it has passed they may try again without waiting out the rest of the backoff.
+    @Test func anExpiredTokenWaitsForTheProvidersRetryAfter() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.failure(.transient(reason: "HTTP 429", retryAfter: .seconds(120))))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        fixture.clock.advance(by: .seconds(60))
+        await #expect(throws: SessionError.tokenExpired(account.id)) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        #expect(fixture.refresher.calls == 1, "the provider asked for 120 s")
+        fixture.clock.advance(by: .seconds(60))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "then it tries")
     }
 
     @Test func garbageFromTheProviderAlsoBacksCallersOff() async throws {

@@ -59,10 +59,13 @@ extension SessionEngine {
     /// Whether a caller whose token has expired may try a refresh although the backoff after a
     /// failure has not passed: the provider may be back (a person runs `sesamectl token` after
     /// an outage), and such callers together try at most once per
-    /// `minimumRejectedRefreshInterval`, so a struggling provider is not hammered.
+    /// `minimumRejectedRefreshInterval`, so a struggling provider is not hammered. What the
+    /// provider asked for itself (Retry-After, RFC 9110 §10.2.3) holds even them.
     private func mayRetryEarly(_ id: String, _ tokens: TokenSet) -> Bool {
         guard tokens.accessTokenHasExpired(at: clock.now) else { return false }
-        guard let last = refreshState(of: id).lastAttempt else { return true }
+        let state = refreshState(of: id)
+        if let hold = state.providerHoldUntil, hold > clock.now { return false }
+        guard let last = state.lastAttempt else { return true }
         return clock.now.timeIntervalSince(last) >= policy.minimumRejectedRefreshInterval.timeInterval
     }
 
@@ -254,6 +257,10 @@ extension SessionEngine {
         case .transient(let reason, let retryAfter):
             try transition(&stored, to: refresh.unchangedState)
             let (failures, retryAt) = backOff(id, atLeast: retryAfter)
+            holdForProvider(
+                id,
+                until: clock.now.addingTimeInterval(min(retryAfter, policy.maximumRetryDelay).timeInterval)
+            )
             stored.refreshAt = retryAt
             let failed = Announcement(kind: .refreshFailed, account: id, retryAt: retryAt, detail: reason)
             try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement + [failed])
@@ -309,6 +316,7 @@ extension SessionEngine {
         try transition(&stored, to: refresh.unchangedState)
         stored.refreshAt = stored.refreshAt.map { _ in until }
         updateRefreshState(of: refresh.id) { $0.retryNotBefore = until }
+        holdForProvider(refresh.id, until: until)
         try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
         throw .refreshFailed(account: refresh.id, reason: reason)
     }
@@ -320,6 +328,11 @@ extension SessionEngine {
         let retryAt = clock.now.addingTimeInterval(policy.retryDelay(afterFailures: failures, atLeast: atLeast))
         updateRefreshState(of: id) { $0.retryNotBefore = retryAt }
         return (failures, retryAt)
+    }
+
+    /// Holds every caller of `id`, early retries included, until `until`, as the provider asked.
+    private func holdForProvider(_ id: String, until: Date) {
+        updateRefreshState(of: id) { $0.providerHoldUntil = until }
     }
 
     /// Commits a refresh outcome; if saving fails, the account leaves `refreshing` for the state

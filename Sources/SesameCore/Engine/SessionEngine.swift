@@ -126,6 +126,9 @@ public actor SessionEngine<Payload: Sendable> {
         var lastAttempt: Date?
         /// Until when callers do not start a refresh after the last one failed.
         var retryNotBefore: Date?
+        /// Until when the provider itself asked not to be called again (its Retry-After, or its
+        /// own pacing rules): not even a caller whose token has expired refreshes before then.
+        var providerHoldUntil: Date?
         /// Logouts under way: no refresh starts while the grant is being revoked, so that what
         /// is revoked is what the account holds.
         var logouts = 0
@@ -135,7 +138,8 @@ public actor SessionEngine<Payload: Sendable> {
 
         /// Whether there is nothing to remember.
         var isEmpty: Bool {
-            inFlight == nil && failures == 0 && lastAttempt == nil && retryNotBefore == nil && logouts == 0
+            inFlight == nil && failures == 0 && lastAttempt == nil && retryNotBefore == nil && providerHoldUntil == nil
+                && logouts == 0
         }
     }
 
@@ -167,6 +171,7 @@ public actor SessionEngine<Payload: Sendable> {
         updateRefreshState(of: id) { state in
             state.failures = 0
             state.retryNotBefore = nil
+            state.providerHoldUntil = nil
         }
     }
 
