@@ -63,13 +63,13 @@ extension Daemon {
 
     /// The configured providers, each with the HTTP client it will use.
     func loadProviders() throws -> Providers {
-        let (configurations, broken) = try ProviderFiles.load(
+        let loaded = try ProviderFiles.load(
             directory: configuration.providersDirectory,
             credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         )
-        let providers = Providers(configurations, broken: broken, logger: logger)
+        let providers = Providers(loaded, logger: logger)
         logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
-        Self.log(broken, logger: logger)
+        Self.log(loaded.broken, logger: logger)
         return providers
     }
 

@@ -5,6 +5,8 @@ import json
 import signal
 import subprocess
 
+import pytest
+
 from harness import OFFLINE_PROVIDER, SESAMECTL, Daemon, import_tokens, running, wait_until
 
 GOOD = OFFLINE_PROVIDER
@@ -38,14 +40,21 @@ def test_a_bad_provider_file_leaves_the_others_working_and_says_what_to_fix(tmp_
         wait_until(lambda: providers(daemon)["bad"].get("flows"), what="the fixed provider after the reload")
 
 
-def test_a_provider_whose_file_turns_bad_keeps_running_with_its_settings(tmp_path):
+@pytest.mark.parametrize("file_name, named", [("good", ""), ("work-file", 'name = "good"\n')])
+def test_a_provider_whose_file_turns_bad_keeps_running_with_its_settings(tmp_path, file_name, named):
+    """Also when the file names its provider itself: the provider is found by the file it came from."""
     directory = tmp_path / "providers.d"
     directory.mkdir()
-    (directory / "good.toml").write_text(GOOD)
+    (directory / f"{file_name}.toml").write_text(named + GOOD)
     config = f'[daemon]\nproviders_directory = "{directory}"\n'
     with running(Daemon(tmp_path, config=config)) as daemon:
-        (directory / "good.toml").write_text(BAD)
+        (directory / f"{file_name}.toml").write_text(named + BAD)
         daemon.process.send_signal(signal.SIGHUP)
         wait_until(lambda: "provider file not used" in daemon.log(), what="the reload to read the bad file")
         assert providers(daemon)["good"]["flows"]
+        assert file_name == "good" or file_name not in providers(daemon), "listed once, by its own name"
         import_tokens(daemon, provider="good", access_token="AT-still-good")
+
+        daemon.process.send_signal(signal.SIGHUP)
+        wait_until(lambda: daemon.log().count("provider file not used") >= 2, what="a second reload")
+        assert providers(daemon)["good"]["flows"], "still kept on the reload after"

@@ -40,7 +40,7 @@ import Testing
         let interfaces = Daemon.interfaces(
             engine: testEngine(),
             store: store,
-            providers: Providers([], logger: Logger(label: "test")),
+            providers: Providers(ProviderFiles.Loaded(), logger: Logger(label: "test")),
             trust: Trust(policy: AccessPolicy(), limits: UserLimits()),
             logger: Logger(label: "test")
         )

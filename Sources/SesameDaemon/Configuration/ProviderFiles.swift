@@ -15,12 +15,22 @@ package enum ProviderFiles {
         var error: ConfigurationError
     }
 
-    /// Every provider in `directory` that reads, ordered by file name, and the files that do
-    /// not; an absent directory means none.
-    static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError)
-        -> (providers: [ProviderConfiguration], broken: [Broken])
-    {
-        guard FileManager.default.fileExists(atPath: directory) else { return ([], []) }
+    /// What providers.d holds as last read.
+    struct Loaded: Sendable {
+        /// Every provider that reads, ordered by file name.
+        var providers: [ProviderConfiguration] = []
+        /// The files that do not read.
+        var broken: [Broken] = []
+        /// The file (its name without `.toml`) each provider comes from, by provider name: a
+        /// file may name its provider otherwise, and a reload that finds the file broken must
+        /// still know which running provider it was.
+        var files: [String: String] = [:]
+    }
+
+    /// Every provider in `directory` that reads and the files that do not; an absent directory
+    /// means none.
+    static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError) -> Loaded {
+        guard FileManager.default.fileExists(atPath: directory) else { return Loaded() }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -28,26 +38,27 @@ package enum ProviderFiles {
             // Unreadable is not empty: a reload must not drop every provider over it.
             throw .invalidValue(path: directory, key: "providers_directory", reason: "cannot be read")
         }
-        var providers: [ProviderConfiguration] = []
-        var broken: [Broken] = []
+        var loaded = Loaded()
         for name in names.sorted() where name.hasSuffix(".toml") {
             let path = directory + "/" + name
+            let file = String(name.dropLast(5))
             do throws(ConfigurationError) {
                 let provider = try parse(
                     try ConfigurationFile.readText(path),
                     path: path,
-                    defaultName: String(name.dropLast(5)),
+                    defaultName: file,
                     credentialsDirectory: credentialsDirectory
                 )
-                guard !providers.contains(where: { $0.name == provider.name }) else {
+                guard loaded.files[provider.name] == nil else {
                     throw .invalidValue(path: path, key: "name", reason: "'\(provider.name)' is configured twice")
                 }
-                providers.append(provider)
+                loaded.providers.append(provider)
+                loaded.files[provider.name] = file
             } catch {
-                broken.append(Broken(name: String(name.dropLast(5)), error: error))
+                loaded.broken.append(Broken(name: file, error: error))
             }
         }
-        return (providers, broken)
+        return loaded
     }
 
     package static func parse(_ text: String, path: String, defaultName: String, credentialsDirectory: String?)

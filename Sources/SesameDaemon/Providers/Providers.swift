@@ -19,6 +19,8 @@ final class Providers: TokenRefresher {
     private let configured: Mutex<[String: Configured]>
     /// The provider files that did not read, as last loaded.
     private let brokenFiles = Mutex<[ProviderFiles.Broken]>([])
+    /// The file each configured provider came from, by provider name.
+    private let sourceFiles = Mutex<[String: String]>([:])
     /// Clients of replaced providers: logins under way may still use them, so they are shut down
     /// only after `retirement`, or when the daemon stops.
     private let retired = Mutex<[HTTPClient]>([])
@@ -26,10 +28,11 @@ final class Providers: TokenRefresher {
     /// The provider's rules on how often one account may be refreshed, kept before it is asked.
     private let pacer = RefreshPacer()
 
-    init(_ configurations: [ProviderConfiguration], broken: [ProviderFiles.Broken] = [], logger: Logger) {
+    init(_ loaded: ProviderFiles.Loaded, logger: Logger) {
         self.logger = logger
-        configured = Mutex(Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, Self.make($0)) }))
-        brokenFiles.withLock { $0 = broken }
+        configured = Mutex(Dictionary(uniqueKeysWithValues: loaded.providers.map { ($0.name, Self.make($0)) }))
+        brokenFiles.withLock { $0 = loaded.broken }
+        sourceFiles.withLock { $0 = loaded.files }
     }
 
     /// The provider files that did not read, as last loaded.
@@ -37,6 +40,9 @@ final class Providers: TokenRefresher {
         get { brokenFiles.withLock { $0 } }
         set { brokenFiles.withLock { $0 = newValue } }
     }
+
+    /// The file (without `.toml`) each configured provider came from, by provider name.
+    var files: [String: String] { sourceFiles.withLock { $0 } }
 
     /// Providers of ready-made adapters: the seam where handler tests put scripted providers.
     init(adapters: [any ProviderAdapter], logger: Logger) {
@@ -79,9 +85,11 @@ final class Providers: TokenRefresher {
         }
     }
 
-    /// Replaces the providers with `configurations`: new ones are added, changed ones rebuilt,
-    /// missing ones removed; unchanged ones keep their adapter (and what it has discovered).
-    func reload(_ configurations: [ProviderConfiguration]) -> Changes {
+    /// Replaces the providers with `configurations`, read from `files`: new ones are added,
+    /// changed ones rebuilt, missing ones removed; unchanged ones keep their adapter (and what
+    /// it has discovered).
+    func reload(_ configurations: [ProviderConfiguration], files: [String: String] = [:]) -> Changes {
+        sourceFiles.withLock { $0 = files }
         let (changes, replaced) = configured.withLock { current -> (Changes, [HTTPClient]) in
             var changes = Changes()
             var replaced: [HTTPClient] = []

@@ -15,7 +15,7 @@ enum Reload {
         engine: DaemonEngine,
         logger: Logger
     ) async throws {
-        let (configurations, broken) = try ProviderFiles.load(
+        var loaded = try ProviderFiles.load(
             directory: reloaded.providersDirectory,
             credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         )
@@ -29,11 +29,17 @@ enum Reload {
         )
         // A provider whose file turned bad keeps the settings it runs with, so that its accounts
         // still refresh; one that never read stays out until its file is fixed.
-        let kept = broken.compactMap { try? providers.adapter($0.name).configuration }
-            .filter { running in !configurations.contains { $0.name == running.name } }
-        let changes = providers.reload(configurations + kept)
-        providers.broken = broken.filter { file in !kept.contains { $0.name == file.name } }
-        Daemon.log(broken, logger: logger)
+        let runningFiles = providers.files
+        let brokenFiles = Set(loaded.broken.map(\.name))
+        for (name, file) in runningFiles where brokenFiles.contains(file) && loaded.files[name] == nil {
+            guard let configuration = try? providers.adapter(name).configuration else { continue }
+            loaded.providers.append(configuration)
+            loaded.files[name] = file
+        }
+        let keptFiles = Set(loaded.files.values)
+        let changes = providers.reload(loaded.providers, files: loaded.files)
+        providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
+        Daemon.log(loaded.broken, logger: logger)
         if changes.isEmpty {
             logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
         } else {
