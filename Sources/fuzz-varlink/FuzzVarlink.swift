@@ -4,10 +4,14 @@ import SesameFuzzing
 import SesameProtocol
 @_spi(Fuzzing) import SesameVarlink
 
-/// Every parameter and reply type of the three interfaces, as the handlers and SesameClient decode them.
-private func contractTypes() -> [(parameters: any Codable.Type, reply: any Codable.Type)] {
-    AccountsContract.Method.allCases.map(\.signature) + EventsContract.Method.allCases.map(\.signature)
-        + AdminContract.Method.allCases.map(\.signature)
+/// A method by its qualified name, with its parameter and reply types.
+private typealias ContractMethod = (name: String, parameters: any Codable.Type, reply: any Codable.Type)
+
+/// Every method of the three interfaces, typed as the handlers and SesameClient decode them.
+private func contractMethods() -> [ContractMethod] {
+    AccountsContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
+        + EventsContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
+        + AdminContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
 }
 
 /// The message size limits tried: tiny ones so that inputs of a few kilobytes reach the
@@ -36,8 +40,11 @@ func fuzzVarlink(_ buffer: UnsafeRawBufferPointer) {
     precondition(server.heldBytes == 0, "the unfinished message outlived the end of input")
     let expected = framesOfWholeInput(bytes, limit: limit)
     precondition(served == expected, "the server cut the stream differently from a reader of the whole input")
+    let methods = contractMethods()
     for item in served {
-        if case .message(let frame) = item { readFrame(frame) }
+        if case .message(let frame) = item {
+            readFrame(frame, methods: methods, expectingReplyOf: methods[frame.readableBytes % methods.count])
+        }
     }
 }
 
@@ -61,9 +68,16 @@ private func framesOfWholeInput(_ bytes: [UInt8], limit: Int) -> [ServerFraming.
     return items
 }
 
-/// Reads one frame both ways. A call that parses must be JSON that Foundation reads as the
-/// same call (the envelope is read without a decoder), and must survive its own re-encoding.
-private func readFrame(_ frame: ByteBuffer) {
+/// Reads one frame both ways: as a call, whose parameters are decoded as the method it names
+/// takes them, and as the reply to a call of `expected` (chosen by the frame's length, which the
+/// fuzzer steers without a byte of its own that would shift every seed). A call that parses must be JSON that
+/// Foundation reads as the same call (the envelope is read without a decoder), and must survive
+/// its own re-encoding.
+private func readFrame(
+    _ frame: ByteBuffer,
+    methods: [ContractMethod],
+    expectingReplyOf expected: ContractMethod
+) {
     if let call = try? VarlinkCall(frame: frame) {
         let object = try? JSONSerialization.jsonObject(with: Data(frame.readableBytesView)) as? [String: Any]
         precondition(object != nil, "a call that parsed is not JSON to Foundation")
@@ -72,7 +86,9 @@ private func readFrame(_ frame: ByteBuffer) {
                 && (object?["oneway"] as? Bool ?? false) == call.oneway,
             "a call that parsed reads as another call to Foundation"
         )
-        for types in contractTypes() { _ = try? call.decodeParameters(types.parameters) }
+        if let method = methods.first(where: { $0.name == call.method }) {
+            _ = try? call.decodeParameters(method.parameters)
+        }
         guard let encoded = try? call.frame(), let again = try? VarlinkCall(frame: encoded.withoutTerminator())
         else {
             preconditionFailure("a call that parsed does not parse after re-encoding")
@@ -80,7 +96,7 @@ private func readFrame(_ frame: ByteBuffer) {
         precondition(again.method == call.method && again.more == call.more && again.oneway == call.oneway)
     }
     if let reply = try? VarlinkReplyMessage(frame: frame) {
-        for types in contractTypes() { _ = try? reply.decode(types.reply) }
+        _ = try? reply.decode(expected.reply)
     }
 }
 
