@@ -166,6 +166,8 @@ import Testing
         ("[[ ?grants]]\n", "'?' cannot start a table name"), ("[events]\n[\n", "a table header needs a name"),
         ("[\u{05A4}grants]\n", "'\\u{05A4}' cannot start a table name"),
         ("[limits]\r\n[!x]\r\n", "'!' cannot start a table name"), ("\u{FEFF} [|", "'|' cannot start a table name"),
+        ("scopes = [\"a\", }\n", "'}' cannot stand in an array"), ("x = [}}\n", "'}' cannot stand in an array"),
+        ("x = [ # }\n 1, {a = '}'}, }]\n", "'}' cannot stand in an array"),
     ])
     func refusesWhatTheTOMLParserCannotTakeAsASyntaxError(_ text: String, _ expected: String) {
         #expect {
@@ -198,6 +200,11 @@ import Testing
         #expect(throws: ConfigurationError.self) {
             try ProviderFiles.parse(text, path: "p.toml", defaultName: "p", credentialsDirectory: nil)
         }
+    }
+
+    /// Inline tables in arrays, and braces in strings and comments, are what they seem.
+    @Test func bracesThatCloseWhatIsOpenPassTheCheck() throws {
+        try TOMLPrecheck.check("x = [{a = 1}, {b = [2, {c = '}'}]}] # }\n", path: "t.toml")
     }
 
     /// Dots and braces in strings and comments nest nothing.

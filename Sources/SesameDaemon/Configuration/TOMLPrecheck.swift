@@ -16,13 +16,8 @@ enum TOMLPrecheck {
                 throw .syntax(path: path, line: index + 1, column: column, message: message)
             }
         }
-        if let (line, column) = tooDeep(scalars) {
-            throw .syntax(
-                path: path,
-                line: line,
-                column: column,
-                message: "keys nest too deep (more than \(nestingLimit) dots and inline tables outside strings)"
-            )
+        if let (line, column, message) = structuralProblem(scalars) {
+            throw .syntax(path: path, line: line, column: column, message: message)
         }
     }
 
@@ -32,10 +27,14 @@ enum TOMLPrecheck {
     /// start-up and on a reload. Sesame's own files have a handful.
     static let nestingLimit = 1000
 
-    /// Where the dot or brace beyond `nestingLimit` stands, as line and column; nil when the
-    /// file stays within it. Strings (basic, literal, multi-line) and comments are skipped.
-    private static func tooDeep(_ scalars: ArraySlice<Unicode.Scalar>) -> (line: Int, column: Int)? {
+    /// The first of two shapes outside strings and comments, as line, column and what is wrong;
+    /// nil when the file has neither. The dot or brace beyond `nestingLimit`; and a `}` where an
+    /// array is open (`a = [1, }`), which can close nothing there: toml++ asserted on it, and a
+    /// release build aborted on such a config or provider file at start-up or on a reload.
+    /// Strings (basic, literal, multi-line) and comments are skipped.
+    private static func structuralProblem(_ scalars: ArraySlice<Unicode.Scalar>) -> (Int, Int, String)? {
         var count = 0
+        var open: [Unicode.Scalar] = []  // the brackets and braces open, innermost last
         var (line, column) = (1, 0)
         var quote: String?  // the delimiter of the string being read, if any
         var comment = false
@@ -69,7 +68,18 @@ enum TOMLPrecheck {
                 step = quote?.unicodeScalars.count ?? 1
             } else if scalar == "." || scalar == "{" {
                 count += 1
-                if count > nestingLimit { return (line, column) }
+                if count > nestingLimit {
+                    return (
+                        line, column,
+                        "keys nest too deep (more than \(nestingLimit) dots and inline tables outside strings)"
+                    )
+                }
+                if scalar == "{" { open.append(scalar) }
+            } else if scalar == "[" {
+                open.append(scalar)
+            } else if scalar == "]" || scalar == "}" {
+                if scalar == "}", open.last == "[" { return (line, column, "'}' cannot stand in an array") }
+                _ = open.popLast()
             }
             index = min(index + step, scalars.endIndex)
         }
