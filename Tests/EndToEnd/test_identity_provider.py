@@ -208,6 +208,219 @@ def test_authorization_without_a_session_goes_to_login(idp):
     assert response.headers["Location"].startswith("/_test/login?")
 
 
+# Token exchange (RFC 8693)
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+
+
+def exchange(idp, subject_token: str, client: str = "confidential", **fields) -> requests.Response:
+    """An RFC 8693 exchange of an access token at the token endpoint (HTTP Basic for the
+    confidential client, client_id in the form for a public one)."""
+    fields.setdefault("subject_token_type", ACCESS_TOKEN_TYPE)
+    return idp.post("token", client, grant_type=TOKEN_EXCHANGE, subject_token=subject_token, **fields)
+
+
+def issued(response) -> dict:
+    """A successful exchange's answer. Assertion messages never show a token: only an error
+    answer (which names none) is shown."""
+    ok = response.status_code == 200
+    assert ok, f"HTTP {response.status_code}: {response.text}"
+    return response.json()
+
+
+def refused(response, status: int = 400) -> str:
+    """The error of a refused exchange, once its description is checked not to repeat a token."""
+    ok = response.status_code == status
+    assert ok, f"HTTP {response.status_code}" + ("" if response.status_code == 200 else f": {response.text}")
+    assert response.headers["Cache-Control"] == "no-store"
+    answer = response.json()
+    assert set(answer) == {"error", "error_description"}
+    return answer["error"]
+
+
+def introspect(idp, token: str) -> dict:
+    """RFC 7662 introspection by the confidential client."""
+    response = idp.post("introspection", "confidential", token=token)
+    assert response.status_code == 200, response.status_code
+    return response.json()
+
+
+def test_token_exchange_narrows_the_scope(idp):
+    subject = idp.device_login()
+    response = exchange(idp, subject["access_token"], scope="profile")
+    answer = issued(response)
+    assert response.headers["Cache-Control"] == "no-store"
+    # RFC 8693 §2.2.1: no refresh token, and the scope is named.
+    assert set(answer) == {"access_token", "issued_token_type", "token_type", "expires_in", "scope"}
+    assert (answer["issued_token_type"], answer["token_type"]) == (ACCESS_TOKEN_TYPE, "Bearer")
+    assert (answer["scope"], answer["expires_in"]) == ("profile", 2)
+    fresh = answer["access_token"] != subject["access_token"]
+    assert fresh
+
+    introspection = introspect(idp, answer["access_token"])
+    assert introspection["active"] is True and introspection["scope"] == "profile"
+    assert (introspection["username"], introspection["client_id"]) == ("alice", "sesame-confidential")
+    assert "aud" not in introspection  # nothing asked for: no audience restriction
+    # The subject token is not used up.
+    assert introspect(idp, subject["access_token"])["scope"] == SCOPE
+
+    # No scope asked for: the subject token's, without openid (an exchange is no ID token flow).
+    # A public client authenticates by client_id, and may exchange another client's token.
+    answer = issued(exchange(idp, subject["access_token"], client="code"))
+    assert answer["scope"] == "profile email offline_access"
+    introspection = introspect(idp, answer["access_token"])
+    assert (introspection["scope"], introspection["client_id"]) == (answer["scope"], "sesame-code")
+    assert idp.counters()["token_requests"][TOKEN_EXCHANGE] == 2
+
+
+def test_token_exchange_for_an_audience(idp):
+    subject = idp.device_login()
+    answer = issued(exchange(idp, subject["access_token"], audience="sesame-code", scope="email"))
+    introspection = introspect(idp, answer["access_token"])
+    assert introspection["active"] and introspection["aud"] == ["sesame-code"]
+    assert introspection["scope"] == "email"
+
+    # Audience may repeat (§2.1); and an exchanged token may be exchanged again, for another.
+    answer = issued(exchange(idp, subject["access_token"], audience=["sesame-code", "sesame-device"]))
+    assert introspect(idp, answer["access_token"])["aud"] == ["sesame-code", "sesame-device"]
+    again = issued(exchange(idp, answer["access_token"], audience="sesame-confidential"))
+    assert introspect(idp, again["access_token"])["aud"] == ["sesame-confidential"]
+    # Asking for none keeps the subject token's targets, so an exchange never widens them.
+    kept = issued(exchange(idp, answer["access_token"]))
+    assert introspect(idp, kept["access_token"])["aud"] == ["sesame-code", "sesame-device"]
+
+
+def test_token_exchange_for_a_resource(idp):
+    subject = idp.device_login()
+    resource = "https://api.example.test/v1?tenant=1"
+    answer = issued(exchange(idp, subject["access_token"], resource=resource))
+    introspection = introspect(idp, answer["access_token"])
+    assert introspection["active"] and introspection["aud"] == [resource]
+
+    both = {"audience": "sesame-code", "resource": [resource, "http://127.0.0.1:9/other"]}
+    answer = issued(exchange(idp, subject["access_token"], **both))
+    assert introspect(idp, answer["access_token"])["aud"] == ["sesame-code", resource, "http://127.0.0.1:9/other"]
+
+    # RFC 8707 §2: an absolute URI without fragment (and http or https here).
+    for bad in ("api.example.test/v1", "/v1", "https://api.example.test/v1#part", "urn:example:api", "https://user@api.example.test/"):
+        assert refused(exchange(idp, subject["access_token"], resource=bad)) == "invalid_target", bad
+
+
+def test_token_exchange_refuses_a_scope_beyond_the_subject_tokens(idp):
+    subject = idp.device_login()
+    narrow = issued(exchange(idp, subject["access_token"], scope="profile"))
+    assert refused(exchange(idp, narrow["access_token"], scope="profile email")) == "invalid_scope"
+    assert refused(exchange(idp, subject["access_token"], scope="profile admin")) == "invalid_scope"
+    # openid alone leaves nothing to grant.
+    assert refused(exchange(idp, subject["access_token"], scope="openid")) == "invalid_scope"
+    # openid among others is dropped silently.
+    assert issued(exchange(idp, subject["access_token"], scope="openid email"))["scope"] == "email"
+
+
+def test_token_exchange_refuses_an_unknown_audience(idp):
+    subject = idp.device_login()
+    for audience in ("sesame-nobody", "https://api.example.test/", ["sesame-code", "sesame-nobody"]):
+        assert refused(exchange(idp, subject["access_token"], audience=audience)) == "invalid_target", audience
+
+
+def test_token_exchange_refuses_a_subject_token_that_is_not_active(idp):
+    # RFC 8693 §2.2.2: a subject token "invalid for any reason" MUST be answered invalid_request.
+    def refused_without_echo(token: str) -> str:
+        response = exchange(idp, token)
+        echoed = token in response.text
+        assert not echoed
+        return refused(response)
+
+    assert refused_without_echo("not-a-token") == "invalid_request"
+    subject = idp.device_login()
+    assert refused_without_echo(subject["refresh_token"]) == "invalid_request"  # not an access token
+    assert idp.post("revocation", "device", token=subject["access_token"]).ok
+    assert refused_without_echo(subject["access_token"]) == "invalid_request"
+
+    subject = idp.device_login()
+    wait_until(lambda: not idp.token_status(subject["access_token"]), what="the access token to expire")
+    assert refused_without_echo(subject["access_token"]) == "invalid_request"
+
+
+def test_token_exchange_refuses_malformed_requests(idp):
+    subject = idp.device_login()
+    token = subject["access_token"]
+    refresh_type = "urn:ietf:params:oauth:token-type:refresh_token"
+    for fields in (
+        {"subject_token_type": refresh_type},
+        {"subject_token_type": "urn:ietf:params:oauth:token-type:id_token"},
+        {"subject_token_type": ""},  # a parameter without a value counts as omitted (RFC 6749 §3.1)
+        {"requested_token_type": refresh_type},
+        {"actor_token": token, "actor_token_type": ACCESS_TOKEN_TYPE},  # no delegation
+        {"actor_token_type": ACCESS_TOKEN_TYPE},
+        {"scope": ["profile", "email"]},  # RFC 6749 §3.2: no parameter twice
+    ):
+        assert refused(exchange(idp, token, **fields)) == "invalid_request", fields
+    assert refused(exchange(idp, "")) == "invalid_request"
+    # requested_token_type may name the one type issued.
+    assert issued(exchange(idp, token, requested_token_type=ACCESS_TOKEN_TYPE))["issued_token_type"] == ACCESS_TOKEN_TYPE
+
+
+def test_token_exchange_authenticates_the_client_as_dot_does(idp):
+    token = idp.device_login()["access_token"]
+    secret = idp.clients["confidential"]["client_secret"]
+    form = {"grant_type": TOKEN_EXCHANGE, "subject_token": token, "subject_token_type": ACCESS_TOKEN_TYPE}
+    url = idp.endpoint("token")
+
+    # The confidential client: HTTP Basic (exchange() above) or its secret in the form.
+    in_form = requests.post(url, data={**form, "client_id": "sesame-confidential", "client_secret": secret}, timeout=10)
+    assert issued(in_form)["scope"] == "profile email offline_access"
+    for attempt in (
+        dict(data=form, auth=("sesame-confidential", "wrong")),
+        dict(data={**form, "client_id": "sesame-confidential"}),  # no secret
+        dict(data={**form, "client_id": "sesame-confidential", "client_secret": "wrong"}),
+        dict(data={**form, "client_id": "sesame-nobody"}),
+        dict(data=form),  # no client at all
+        dict(data={**form, "client_id": "sesame-code"}, auth=("sesame-confidential", secret)),  # two clients
+    ):
+        response = requests.post(url, timeout=10, **attempt)
+        assert refused(response, 401) == "invalid_client", attempt.get("data", {}).get("client_id")
+        assert response.headers["WWW-Authenticate"].startswith("Basic ")
+
+
+def test_discovery_advertises_token_exchange(idp):
+    assert TOKEN_EXCHANGE in idp.discovery()["grant_types_supported"]
+    assert TOKEN_EXCHANGE in idp.metadata()["grant_types_supported"]
+    assert {"authorization_code", "refresh_token", DEVICE_GRANT} <= set(idp.discovery()["grant_types_supported"])
+
+
+def test_other_grants_still_go_to_dot(idp):
+    subject = idp.device_login()
+    issued(exchange(idp, subject["access_token"]))
+    response = idp.refresh(subject["refresh_token"])
+    assert response.status_code == 200, response.status_code
+    assert verified_claims(idp, response.json()["id_token"])["preferred_username"] == "alice"
+    assert code_login(idp).status_code == 200
+    # DOT's own answers for grants it does not know, or without one.
+    assert error_of(idp.post("token", "device", grant_type="urn:example:unknown")) == "unsupported_grant_type"
+    assert error_of(idp.post("token", "device")) == "unsupported_grant_type"
+    assert idp.counters()["token_requests"] == {
+        DEVICE_GRANT: 1, TOKEN_EXCHANGE: 1, "refresh_token": 1, "authorization_code": 1, "urn:example:unknown": 1, "": 1
+    }
+
+
+def test_userinfo_for_exchanged_tokens_is_dots(idp):
+    subject = idp.device_login()
+    plain = issued(exchange(idp, subject["access_token"]))
+    bound = issued(exchange(idp, subject["access_token"], audience="sesame-code"))
+    # Granted without openid, so DOT refuses them, unless userinfo_any_token is on; even then
+    # DOT refuses a token bound to an audience or resource that the userinfo URL is not under
+    # (RFC 8707).
+    refused_plain = idp.userinfo(plain["access_token"]).status_code
+    idp.set_settings(userinfo_any_token=True)
+    answered_plain = idp.userinfo(plain["access_token"])
+    refused_bound = idp.userinfo(bound["access_token"]).status_code
+    assert refused_plain == 401
+    assert answered_plain.status_code == 200 and answered_plain.json()["preferred_username"] == "alice"
+    assert refused_bound == 401
+
+
 # Switches: behaviours of other conformant servers
 
 

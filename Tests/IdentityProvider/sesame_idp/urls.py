@@ -7,6 +7,7 @@ urlpatterns = [
     re_path(r"^o/\.well-known/openid-configuration/?$", provider.DiscoveryView.as_view()),
     path("o/.well-known/oauth-authorization-server", provider.MetadataView.as_view()),
     path("o/device-authorization/", provider.DeviceAuthorizationView.as_view()),
+    path("o/token/", provider.TokenView.as_view()),
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     path("_test/", include(control.urlpatterns)),
 ]
