@@ -147,6 +147,10 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .refreshFailed(let account, let reason): self = .session(.refreshFailed(account: account, reason: reason))
         case .invalidTokens(let reason): self = .session(.invalidTokens(reason))
         case .invalidName(let name, let reason): self = .session(.invalidName(name: name, reason: reason))
+        case .narrowingUnsupported(let account, let reason):
+            self = .session(.narrowingUnsupported(account: account, reason: reason))
+        case .narrowingRefused(let account, let reason):
+            self = .session(.narrowingRefused(account: account, reason: reason))
         case .storeFailed: self = .session(.storeFailed("see the daemon's log"))
         case .lagged(let limit): self = .lagged(queueLimit: limit)
         case .tooManyConnections(let limit): self = .limitReached(resource: "connections", limit: limit)

@@ -71,9 +71,19 @@ public struct SesameClient: Sendable {
         return try await call(.importTokens, parameters, AccountReply.self).account
     }
 
-    /// A current access token for the account, refreshed by the daemon when needed.
-    public func accessToken(for account: String) async throws -> AccessToken {
-        try await call(.getToken, AccountParameters(account: account), GetTokenReply.self)
+    /// A current access token for the account, refreshed by the daemon when needed. With
+    /// `scopes` (a subset of those granted), an `audience` or a `resource`, one made for that
+    /// alone, which the daemon exchanges for the account's own (RFC 8693) and keeps while it is
+    /// good: `narrowingUnsupported` where the provider offers no token exchange,
+    /// `narrowingRefused` when it refuses this one.
+    public func accessToken(
+        for account: String,
+        scopes: [String]? = nil,
+        audience: String? = nil,
+        resource: String? = nil
+    ) async throws -> AccessToken {
+        let parameters = GetTokenParameters(account: account, scopes: scopes, audience: audience, resource: resource)
+        return try await call(.getToken, parameters, GetTokenReply.self)
     }
 
     /// Ends the account's session; returns the account, now logged out, and whether the provider

@@ -39,7 +39,7 @@ public enum AccountsContract {
             case .redeemCode: (RedeemCodeParameters.self, AccountReply.self)
             case .reportRejected: (ReportRejectedParameters.self, ReportRejectedReply.self)
             case .check: (AccountParameters.self, CheckReply.self)
-            case .getToken: (AccountParameters.self, GetTokenReply.self)
+            case .getToken: (GetTokenParameters.self, GetTokenReply.self)
             case .logout: (AccountParameters.self, LogoutReply.self)
             case .remove: (AccountParameters.self, NoParameters.self)
             case .rename: (RenameParameters.self, AccountReply.self)

@@ -57,6 +57,32 @@ public struct Tokens: Sendable, Codable, Hashable, CustomStringConvertible, Cust
     }
 }
 
+/// `GetToken`'s parameters: the account, and what its token is for when that is less than the
+/// whole grant (another audience, resource or fewer scopes, obtained by token exchange).
+public struct GetTokenParameters: Sendable, Codable, Hashable {
+    /// The account id or name.
+    public var account: String
+    /// Scopes the token is to carry, a subset of those granted; nil for the grant's own.
+    public var scopes: [String]?
+    /// The service the token is for (RFC 8693 `audience`).
+    public var audience: String?
+    /// The absolute URI of the resource the token is for (RFC 8707 `resource`).
+    public var resource: String?
+
+    /// Creates the parameters.
+    public init(account: String, scopes: [String]? = nil, audience: String? = nil, resource: String? = nil) {
+        self.account = account
+        self.scopes = scopes
+        self.audience = audience
+        self.resource = resource
+    }
+
+    /// What is asked beyond the account's own token.
+    public var narrowing: TokenNarrowing {
+        TokenNarrowing(scopes: scopes ?? [], audience: audience, resource: resource)
+    }
+}
+
 /// An access token as `GetToken` hands it out.
 public struct GetTokenReply: Sendable, Codable, Hashable, CustomStringConvertible {
     /// The token to send to the API.

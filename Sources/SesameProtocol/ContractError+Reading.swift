@@ -48,6 +48,14 @@ extension ContractError {
                 text("name").flatMap { name in text("reason").map { .invalidName(name: name, reason: $0) } }
             case "NoIDToken":
                 text("account").flatMap { account in text("reason").map { .noIDToken(account: account, reason: $0) } }
+            case "NarrowingUnsupported":
+                text("account").flatMap { account in
+                    text("reason").map { .narrowingUnsupported(account: account, reason: $0) }
+                }
+            case "NarrowingRefused":
+                text("account").flatMap { account in
+                    text("reason").map { .narrowingRefused(account: account, reason: $0) }
+                }
             case "Lagged": number("queueLimit").map { .lagged(queueLimit: $0) }
             case "TooManySubscriptions": number("limit").map { .tooManySubscriptions(limit: $0) }
             case "MessageTooLarge": number("limit").map { .messageTooLarge(limit: $0) }

@@ -24,6 +24,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyProviderCalls(limit: Int, retryAfter: Int)
     case invalidName(name: String, reason: String)
     case noIDToken(account: String, reason: String)
+    case narrowingUnsupported(account: String, reason: String)
+    case narrowingRefused(account: String, reason: String)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -77,6 +79,10 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
             return (accounts, "InvalidName", ["name": .string(name), "reason": .string(reason)])
         case .noIDToken(let account, let reason):
             return (accounts, "NoIDToken", ["account": .string(account), "reason": .string(reason)])
+        case .narrowingUnsupported(let account, let reason):
+            return (accounts, "NarrowingUnsupported", ["account": .string(account), "reason": .string(reason)])
+        case .narrowingRefused(let account, let reason):
+            return (accounts, "NarrowingRefused", ["account": .string(account), "reason": .string(reason)])
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -98,7 +104,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
         .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""),
-        .noIDToken(account: "", reason: ""), .lagged(queueLimit: 0),
+        .noIDToken(account: "", reason: ""), .narrowingUnsupported(account: "", reason: ""),
+        .narrowingRefused(account: "", reason: ""), .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

@@ -6,6 +6,9 @@ actor Discovery {
     let configuration: ProviderConfiguration
     let http: OAuthHTTP
     private var resolved: OAuthEndpoints?
+    /// The grants the discovery document lists (RFC 8414 §2 `grant_types_supported`); nil
+    /// without discovery or when it lists none.
+    private var grantTypes: [String]?
     private var idTokens: IDTokenValidator?
 
     init(configuration: ProviderConfiguration, http: OAuthHTTP) {
@@ -40,9 +43,16 @@ actor Discovery {
                 throw .invalidResponse("discovery names issuer \(named), not \(issuer)")
             }
             endpoints = endpoints.filled(from: discovered)
+            grantTypes = (try? JSONDecoder().decode(DiscoveredGrantTypes.self, from: response.body))?.supported
         }
         resolved = endpoints
         return endpoints
+    }
+
+    /// Whether the discovery document lists `grant` among the grants the issuer supports.
+    func supports(grant: String) async throws(ProviderError) -> Bool {
+        _ = try await endpoints()
+        return grantTypes?.contains(grant) ?? false
     }
 
     /// The validator of this provider's ID tokens, or nil when the provider file and discovery
@@ -76,5 +86,14 @@ actor Discovery {
             )
         }
         return validator
+    }
+}
+
+/// The one member of a discovery document that lists grants rather than endpoints.
+private struct DiscoveredGrantTypes: Decodable {
+    var supported: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case supported = "grant_types_supported"
     }
 }

@@ -31,7 +31,7 @@ struct OAuthHTTP: Sendable {
     /// Form fields whose values are secrets: cut out of anything the provider says back.
     static let secretFields: Set<String> = [
         "refresh_token", "code", "code_verifier", "device_code", "token", "client_secret", "client_assertion",
-        "assertion", "password", "access_token",
+        "assertion", "password", "access_token", "subject_token", "actor_token",
     ]
 
     /// A response body with its status and headers, and the secrets its request carried.

@@ -13,7 +13,10 @@ struct Token: AsyncParsableCommand {
             --format exec-credential prints a client.authentication.k8s.io ExecCredential for \
             kubectl's exec plugins (users[].user.exec: command sesamectl, args token NAME --format \
             exec-credential); with --id-token, the account's ID token instead, for API servers \
-            that authenticate with OpenID Connect.
+            that authenticate with OpenID Connect. --scope, --audience and --resource ask for a \
+            token made for that alone, which sesamed exchanges for the account's own (OAuth 2.0 \
+            Token Exchange, RFC 8693) where the provider offers it; the account's grant is not \
+            narrowed by it.
             """
     )
 
@@ -36,6 +39,21 @@ struct Token: AsyncParsableCommand {
 
     @Flag(name: .long, help: "The account's ID token instead of its access token.")
     var idToken = false
+
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "A token with only this scope (repeat for more; a subset of those granted).",
+            valueName: "SCOPE"
+        )
+    )
+    var scopes: [String] = []
+
+    @Option(help: ArgumentHelp("A token for this service (RFC 8693 audience).", valueName: "NAME"))
+    var audience: String?
+
+    @Option(help: ArgumentHelp("A token for this resource (an absolute URI, RFC 8707).", valueName: "URI"))
+    var resource: String?
 
     @Option(
         name: .long,
@@ -61,6 +79,11 @@ struct Token: AsyncParsableCommand {
         if idToken, rejected || minValid != nil {
             throw ValidationError("--id-token goes with neither --rejected nor --min-valid.")
         }
+        if isNarrowed, idToken || rejected || minValid != nil {
+            throw ValidationError(
+                "--scope, --audience and --resource go with neither --id-token, --rejected nor --min-valid."
+            )
+        }
     }
 
     func run() async throws {
@@ -82,7 +105,18 @@ struct Token: AsyncParsableCommand {
         }
     }
 
+    /// Whether a token made for less than the account's grant is asked for.
+    private var isNarrowed: Bool { !scopes.isEmpty || audience != nil || resource != nil }
+
     private func accessToken(_ client: SesameClient) async throws -> AccessToken {
+        if isNarrowed {
+            return try await client.accessToken(
+                for: account,
+                scopes: scopes.isEmpty ? nil : scopes,
+                audience: audience,
+                resource: resource
+            )
+        }
         if rejected { return try await Self.replacing(account, client) }
         let token = try await client.accessToken(for: account)
         guard let minValid, let expiry = token.expiresAt, expiry < Date().addingTimeInterval(TimeInterval(minValid))

@@ -38,6 +38,32 @@ final class ScriptedRefresher: TokenRefresher {
         }
         return try outcome.get()
     }
+
+    private let exchangeState = Mutex<
+        (asked: [(subject: String, narrowing: TokenNarrowing)], outcome: Result<TokenSet, NarrowingFailure>)
+    >(
+        ([], .failure(.unsupported(reason: "none scripted")))
+    )
+
+    /// The exchanges asked for: the access token given and what was asked.
+    var exchanges: [(subject: String, narrowing: TokenNarrowing)] { exchangeState.withLock { $0.asked } }
+
+    func answerExchange(_ outcome: Result<TokenSet, NarrowingFailure>) {
+        exchangeState.withLock { $0.outcome = outcome }
+    }
+
+    func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
+        async throws(NarrowingFailure) -> TokenSet
+    {
+        let outcome = exchangeState.withLock { state in
+            state.asked.append((accessToken, narrowing))
+            return state.outcome
+        }
+        if gated {
+            for await _ in gate { break }
+        }
+        return try outcome.get()
+    }
 }
 
 /// A persistence whose saves can be made to fail, and that, like the store, writes only the

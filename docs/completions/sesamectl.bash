@@ -269,8 +269,8 @@ _sesamectl_login() {
 _sesamectl_token() {
     repeating_flags=()
     non_repeating_flags=(--json --id-token --rejected --version -h --help)
-    repeating_options=()
-    non_repeating_options=(--socket --format --min-valid)
+    repeating_options=(--scope)
+    non_repeating_options=(--socket --format --audience --resource --min-valid)
     __sesamectl_offer_flags_options 1
 
     # Offer option value completions
@@ -280,6 +280,15 @@ _sesamectl_token() {
         ;;
     '--format')
         __sesamectl_add_completions -W 'plain'$'\n''json'$'\n''exec-credential'
+        return
+        ;;
+    '--scope')
+        return
+        ;;
+    '--audience')
+        return
+        ;;
+    '--resource')
         return
         ;;
     '--min-valid')

@@ -25,6 +25,8 @@ public actor SessionEngine<Payload: Sendable> {
     /// How refreshing stands per account; an account without an entry has nothing under way
     /// and nothing to remember (see `updateRefreshState`).
     var refreshStates: [String: RefreshState] = [:]
+    /// Tokens narrowed to other scopes or audiences, by account and narrowing.
+    var narrowed = NarrowedTokens()
     var nextRefreshGeneration: UInt64 = 0
     /// Announcements of changes the engine holds but the store does not yet: set only when a
     /// provider's answer could not be saved but must not be dropped (a rotated refresh token is
@@ -204,6 +206,9 @@ public actor SessionEngine<Payload: Sendable> {
         }
         unsavedAnnouncements = nil
         unsavedAccounts = []
+        for announcement in announcements where announcement.kind.changesGrant {
+            narrowed.forget(account: announcement.account)
+        }
         let previous = accounts
         accounts = next
         let now = clock.now

@@ -19,6 +19,12 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A name an account cannot have: not in the form names take, or already the owner's
     /// name for another account; `reason` says which.
     case invalidName(name: String, reason: String)
+    /// The account's provider cannot hand out a narrowed token (another scope, audience or
+    /// resource) at all; `reason` says what is missing.
+    case narrowingUnsupported(account: String, reason: String)
+    /// The provider refused the narrowed token asked for (a scope beyond the grant, an
+    /// audience it does not know); `reason` is sesamed's account of its answer.
+    case narrowingRefused(account: String, reason: String)
 
     public var description: String {
         switch self {
@@ -31,6 +37,8 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .illegalTransition(let transition): "\(transition)"
         case .tooManyAccounts(let limit): "the owner already has \(limit) accounts, as many as one user may"
         case .invalidName(let name, let reason): "the name '\(name)' cannot be used: \(reason)"
+        case .narrowingUnsupported(let id, let reason): "\(id) cannot have a narrowed token: \(reason)"
+        case .narrowingRefused(let id, let reason): "the provider refused a narrowed token for \(id): \(reason)"
         }
     }
 }

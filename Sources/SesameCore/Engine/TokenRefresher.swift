@@ -4,6 +4,19 @@ import Foundation
 public protocol TokenRefresher: Sendable {
     /// Exchanges `tokens` (their refresh token) for new ones.
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet
+    /// Exchanges the account's current `accessToken` for one narrowed as asked (RFC 8693),
+    /// leaving its grant and refresh token alone. The answer carries no refresh token.
+    func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
+        async throws(NarrowingFailure) -> TokenSet
+}
+
+extension TokenRefresher {
+    /// No narrowed tokens: what a refresher offers unless it implements token exchange.
+    public func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
+        async throws(NarrowingFailure) -> TokenSet
+    {
+        throw .unsupported(reason: "\(account.provider) offers no token exchange (RFC 8693)")
+    }
 }
 
 /// Why a refresh did not produce tokens, classified by what the engine must do next.

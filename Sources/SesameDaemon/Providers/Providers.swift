@@ -141,6 +141,27 @@ final class Providers: TokenRefresher {
         }
     }
 
+    /// Hands the exchange to the account's provider, and logs what it came to (by account and
+    /// what was asked for, never the token).
+    func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
+        async throws(NarrowingFailure) -> TokenSet
+    {
+        guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
+            throw .failed(reason: "provider '\(account.provider)' is not configured (no file for it in providers.d)")
+        }
+        let metadata: Logger.Metadata = [
+            "account": "\(account.id)", "provider": "\(account.provider)", "narrowing": "\(narrowing)",
+        ]
+        do throws(NarrowingFailure) {
+            let tokens = try await adapter.exchange(account, accessToken: accessToken, for: narrowing)
+            logger.info("token exchanged", metadata: metadata)
+            return tokens
+        } catch {
+            logger.notice("token exchange failed", metadata: metadata.merging(["failure": "\(error)"]) { $1 })
+            throw error
+        }
+    }
+
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
         guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
             // The account stays; it says why it cannot refresh, and tries again slowly in case

@@ -29,7 +29,8 @@ struct AccountsInterface: VarlinkInterface {
         case AccountsContract.Method.get.rawValue:
             let request = AccountParameters(account: try call.stringParameter("account"))
             return try get(request, Caller(peer: context.peer, trust: trust))
-        case AccountsContract.Method.getToken.rawValue:
+        // Only the account's own token: a narrowed one (more parameters) may need an exchange.
+        case AccountsContract.Method.getToken.rawValue where call.parameterCount == 1:
             let caller = Caller(peer: context.peer, trust: trust)
             let (account, tokens) = try usableAccount(try call.stringParameter("account"), caller)
             guard let tokens else { return nil }
@@ -59,7 +60,7 @@ struct AccountsInterface: VarlinkInterface {
         case .reportRejected:
             return try await reportRejected(call.decodeParameters(ReportRejectedParameters.self), caller)
         case .check: return try await check(call.decodeParameters(AccountParameters.self), caller, context)
-        case .getToken: return try await getToken(call.decodeParameters(AccountParameters.self), caller)
+        case .getToken: return try await getToken(call.decodeParameters(GetTokenParameters.self), caller)
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
         case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
@@ -75,7 +76,8 @@ struct AccountsInterface: VarlinkInterface {
         try VarlinkReply(AccountReply(account: try engine.account(request.account, for: caller)))
     }
 
-    private func getToken(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
+    private func getToken(_ request: GetTokenParameters, _ caller: Caller) async throws -> VarlinkReply {
+        guard request.narrowing.isEmpty else { return try await narrowedToken(request, caller) }
         // A token that needs no refresh is read without waiting for the engine, which may be
         // busy saving someone else's change; only a refresh (or an error) goes through it.
         let (account, current) = try usableAccount(request.account, caller)

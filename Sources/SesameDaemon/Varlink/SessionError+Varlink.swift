@@ -31,6 +31,8 @@ extension SessionError: VarlinkErrorConvertible {
         case .storeFailed: VarlinkError(.storeFailed)
         case .tooManyAccounts(let limit): VarlinkError(.tooManyAccounts(limit: limit))
         case .invalidName(let name, let reason): VarlinkError(.invalidName(name: name, reason: reason))
+        case .narrowingUnsupported(let id, let reason): VarlinkError(.narrowingUnsupported(account: id, reason: reason))
+        case .narrowingRefused(let id, let reason): VarlinkError(.narrowingRefused(account: id, reason: reason))
         case .illegalTransition(let transition):
             VarlinkError(.invalidTransition(account: transition.account, from: transition.from, to: transition.to))
         }

@@ -73,6 +73,15 @@ public struct VarlinkCall: Sendable {
         }
     }
 
+    /// How many members the parameters object has: a call answered at once from one parameter
+    /// can tell that nothing more was asked.
+    public var parameterCount: Int {
+        switch source {
+        case .members(let members): members.count
+        case .frame(_, let members, _): members.count
+        }
+    }
+
     /// The string parameter `name`, read without a decoder: for calls whose one parameter is a
     /// string and that are answered at once, such as a token (issue 13: JSONDecoder was a
     /// quarter of such a call's own CPU). The same verdicts as `decodeParameters` into a
