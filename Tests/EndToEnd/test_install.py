@@ -49,7 +49,7 @@ EXPECTED = {
     "/usr/local/share/sesame/interfaces/io.sesame.Events.varlink",
     "/usr/local/share/sesame/interfaces/io.sesame.Admin.varlink",
     "/usr/local/share/man/man1/sesamectl.1", "/usr/local/share/man/man8/sesamed.8",
-    "/usr/local/share/man/man1/git-credential-sesame.1",
+    "/usr/local/share/man/man1/git-credential-sesame.1", "/usr/local/share/man/man1/docker-credential-sesame.1",
     "/usr/local/share/bash-completion/completions/sesamectl", "/usr/local/share/zsh/site-functions/_sesamectl",
     "/usr/local/share/fish/vendor_completions.d/sesamectl.fish",
     "/usr/local/share/doc/sesame/README.md", "/usr/local/share/doc/sesame/DESIGN.md",
