@@ -149,7 +149,7 @@ def test_a_provider_without_token_exchange_says_so(tmp_path, idp):
         idp.reset_settings()
 
 
-def test_a_logout_ends_the_narrowed_tokens_too_and_none_is_logged(daemon, idp):
+def test_a_logout_ends_and_revokes_the_narrowed_tokens_too_and_none_is_logged(daemon, idp):
     account = device_login(daemon, idp)
     reply = narrowed(daemon, account["id"], scopes=["profile"])
     token = reply["parameters"]["accessToken"]
@@ -159,6 +159,7 @@ def test_a_logout_ends_the_narrowed_tokens_too_and_none_is_logged(daemon, idp):
     assert result.returncode == 0, result.stderr
     after = narrowed(daemon, account["id"], scopes=["profile"])
     assert after.get("error") == "io.sesame.Accounts.NeedsLogin", after.get("error")
+    assert introspect(idp, token)["active"] is False, "the exchanged token was revoked with the login"
     log = daemon.log()
     leaked = token in log or own in log
     assert not leaked, "a token reached the log"

@@ -65,6 +65,11 @@ struct NarrowedTokens {
         held[key] = tokens
     }
 
+    /// The tokens held for `account`, whatever their narrowing.
+    func held(by account: String) -> [TokenSet] {
+        held.filter { $0.key.account == account }.map(\.value)
+    }
+
     /// Forgets the account's narrowed tokens and exchanges under way: its grant changed or ended.
     mutating func forget(account: String) {
         held = held.filter { $0.key.account != account }

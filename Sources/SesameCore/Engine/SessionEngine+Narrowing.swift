@@ -18,6 +18,11 @@ extension SessionEngine {
         narrowed.usable(.init(account: id, narrowing: narrowing), now: clock.now, margin: policy.refreshMargin) != nil
     }
 
+    /// The narrowed tokens of `id` held now: what a logout revokes besides the account's own.
+    public func narrowedTokens(of id: String) -> [TokenSet] {
+        narrowed.held(by: id)
+    }
+
     /// A token of the account narrowed as `narrowing` asks: one held while it is good for longer
     /// than the refresh margin, else one exchanged for the account's current access token
     /// (refreshed first when due). Exchanges are single-flight per account and narrowing; a

@@ -115,12 +115,16 @@ struct AccountsInterface: VarlinkInterface {
         let patience = (try? providers.adapter(account.provider).configuration).map {
             $0.tokenRequestTimeout + $0.requestTimeout
         }
+        // Exchanged tokens are grants of their own at some providers: revoked too, as far as they go.
+        let narrowed = await engine.narrowedTokens(of: account.id)
         let (loggedOut, revocation) = try await engine.logout(
             account.id,
             reason: .user,
             waitingAtMost: patience ?? .seconds(10)
         ) { tokens in
-            await revokeRemotely(account, tokens: tokens, logger: context.logger)
+            let revocation = await revokeRemotely(account, tokens: tokens, logger: context.logger)
+            for tokens in narrowed { _ = await revokeRemotely(account, tokens: tokens, logger: context.logger) }
+            return revocation
         }
         context.logger.info(
             "logged out",
