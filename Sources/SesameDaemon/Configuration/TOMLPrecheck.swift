@@ -33,8 +33,7 @@ enum TOMLPrecheck {
     /// release build aborted on such a config or provider file at start-up or on a reload.
     /// Strings (basic, literal, multi-line) and comments are skipped.
     private static func structuralProblem(_ scalars: ArraySlice<Unicode.Scalar>) -> (Int, Int, String)? {
-        var count = 0
-        var open: [Unicode.Scalar] = []  // the brackets and braces open, innermost last
+        var structure = Structure()
         var (line, column) = (1, 0)
         var quote: String?  // the delimiter of the string being read, if any
         var comment = false
@@ -66,24 +65,38 @@ enum TOMLPrecheck {
                     startsWith(String(repeating: String(scalar), count: 3))
                     ? String(repeating: String(scalar), count: 3) : String(scalar)
                 step = quote?.unicodeScalars.count ?? 1
-            } else if scalar == "." || scalar == "{" {
-                count += 1
-                if count > nestingLimit {
-                    return (
-                        line, column,
-                        "keys nest too deep (more than \(nestingLimit) dots and inline tables outside strings)"
-                    )
-                }
-                if scalar == "{" { open.append(scalar) }
-            } else if scalar == "[" {
-                open.append(scalar)
-            } else if scalar == "]" || scalar == "}" {
-                if scalar == "}", open.last == "[" { return (line, column, "'}' cannot stand in an array") }
-                _ = open.popLast()
+            } else if let problem = structure.take(scalar) {
+                return (line, column, problem)
             }
             index = min(index + step, scalars.endIndex)
         }
         return nil
+    }
+
+    /// What the brackets, braces and dots outside strings and comments add up to so far.
+    private struct Structure {
+        /// Dots and inline tables seen.
+        var nesting = 0
+        /// The brackets and braces open, innermost last.
+        var open: [Unicode.Scalar] = []
+
+        /// Takes the next scalar outside strings and comments; what is wrong once it is there.
+        mutating func take(_ scalar: Unicode.Scalar) -> String? {
+            switch scalar {
+            case ".", "{":
+                nesting += 1
+                if nesting > nestingLimit {
+                    return "keys nest too deep (more than \(nestingLimit) dots and inline tables outside strings)"
+                }
+                if scalar == "{" { open.append(scalar) }
+            case "[": open.append(scalar)
+            case "]", "}":
+                if scalar == "}", open.last == "[" { return "'}' cannot stand in an array" }
+                _ = open.popLast()
+            default: break
+            }
+            return nil
+        }
     }
 
     /// TOML 1.0.0 allows no control character but tab anywhere (line breaks aside): not in

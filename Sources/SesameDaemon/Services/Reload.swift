@@ -27,24 +27,7 @@ enum Reload {
                 "admin_group": "\(reloaded.accessPolicy.adminGroup.map(String.init) ?? "none")",
             ]
         )
-        // A provider whose file turned bad keeps the settings it runs with, so that its accounts
-        // still refresh; one that never read stays out until its file is fixed.
-        let runningFiles = providers.files
-        let brokenFiles = Set(loaded.broken.map(\.name))
-        for (name, file) in runningFiles where brokenFiles.contains(file) && loaded.files[name] == nil {
-            guard let configuration = try? providers.adapter(name).configuration else { continue }
-            loaded.providers.append(configuration)
-            loaded.files[name] = file
-        }
-        let keptFiles = Set(loaded.files.values)
-        let changes = providers.reload(loaded.providers, files: loaded.files)
-        providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
-        Daemon.log(loaded.broken, logger: logger)
-        if changes.isEmpty {
-            logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
-        } else {
-            logger.notice("providers reloaded", metadata: ["changes": "\(changes)"])
-        }
+        let changes = reloadProviders(&loaded, into: providers, logger: logger)
         let orphaned = await engine.list().filter { changes.removed.contains($0.provider) }
         for provider in Set(orphaned.map(\.provider)).sorted() {
             logger.warning(
@@ -59,6 +42,30 @@ enum Reload {
                 metadata: ["settings": "\(waiting.joined(separator: ", "))"]
             )
         }
+    }
+
+    /// Replaces the running providers with what providers.d holds now, and logs the change. A
+    /// provider whose file turned bad keeps the settings it runs with, so that its accounts
+    /// still refresh; one that never read stays out until its file is fixed.
+    private static func reloadProviders(_ loaded: inout ProviderFiles.Loaded, into providers: Providers, logger: Logger)
+        -> Providers.Changes
+    {
+        let brokenFiles = Set(loaded.broken.map(\.name))
+        for (name, file) in providers.files where brokenFiles.contains(file) && loaded.files[name] == nil {
+            guard let configuration = try? providers.adapter(name).configuration else { continue }
+            loaded.providers.append(configuration)
+            loaded.files[name] = file
+        }
+        let keptFiles = Set(loaded.files.values)
+        let changes = providers.reload(loaded.providers, files: loaded.files)
+        providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
+        Daemon.log(loaded.broken, logger: logger)
+        if changes.isEmpty {
+            logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
+        } else {
+            logger.notice("providers reloaded", metadata: ["changes": "\(changes)"])
+        }
+        return changes
     }
 
     /// The settings that differ from the running ones and are not applied live.
