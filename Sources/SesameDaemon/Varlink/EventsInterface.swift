@@ -51,26 +51,9 @@ struct EventsInterface: VarlinkInterface {
         // (and every half minute), so a grant or membership added or withdrawn applies to this
         // subscription too. Sending looks the groups up anew when stale and checks with them.
         let identity = FollowedIdentity(of: peer, trust: trust)
-        let (trust, uid) = (self.trust, peer.uid)
-        let visible: EventFilter.Visibility = { account, provider, owner in
-            // Asked twice for every event and subscriber; root and the owner need no policy.
-            AccessPolicy.holdsAllRights(uid: uid, owner: owner)
-                || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
-                    .contains(.observe)
-        }
-        // The engine's filter also passes what stale groups refuse, if a group could allow it:
-        // a membership added since may, and the groups are looked up again only for an event
-        // that reaches the sender, which then checks strictly. With the strict check alone, a
-        // subscriber that sees nothing but what the new membership allows would never have its
-        // groups looked up, and never see it. Such events count towards the subscriber's queue
-        // until the lookup ends, as any other.
-        let visibleOrStale: EventFilter.Visibility = { account, provider, owner in
-            if visible(account, provider, owner) { return true }
-            return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
-                && identity.isStale
-        }
+        let (visible, visibleOrStale) = Self.visibility(of: peer.uid, identity: identity, trust: trust)
         let filter = EventFilter(
-            accounts: parameters.accounts.map { ids(of: $0, caller: uid) },
+            accounts: parameters.accounts.map { ids(of: $0, caller: peer.uid) },
             kinds: kinds,
             visibility: visibleOrStale
         )
@@ -83,19 +66,14 @@ struct EventsInterface: VarlinkInterface {
         let (subscription, backlog, current, accounts) = await engine.subscribe(filter: filter, since: parameters.since)
         defer { if held { subscription.cancel() } }
         try await context.send(VarlinkReply(SubscribeReply(ready: .init(sequence: current))))
-        switch backlog {
-        case .upToDate:
-            break
-        case .replay(let missed):
-            for event in missed { try await send(event) }
-        case .resync:
-            // Listed by the engine with the lenient filter: only what fresh groups allow is sent.
-            identity.refresh()
-            let visibleAccounts = accounts.filter { visible($0.id, $0.provider, $0.ownerUID) }
-            try await context.send(
-                VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: visibleAccounts)))
-            )
-        }
+        try await sendBacklog(
+            backlog,
+            current: current,
+            accounts: accounts,
+            identity: identity,
+            visible: visible,
+            context
+        ) { try await send($0) }
         do {
             if let stream = try await handOff(subscription, context, identity: identity, visible: visible) {
                 // The call goes on without this task; the stream lets go of the subscription
@@ -113,6 +91,57 @@ struct EventsInterface: VarlinkInterface {
         // The subscription only ends without an error when it is cancelled: the peer left or the
         // daemon is stopping, and nobody is there to read a final reply.
         throw CancellationError()
+    }
+
+    /// Who may see an event, strictly (the caller's rights with its groups as looked up), and
+    /// leniently for the engine's filter (also what a group could allow while the groups are stale).
+    private static func visibility(of uid: UInt32, identity: FollowedIdentity, trust: Trust)
+        -> (strict: EventFilter.Visibility, lenient: EventFilter.Visibility)
+    {
+        let visible: EventFilter.Visibility = { account, provider, owner in
+            // Asked twice for every event and subscriber; root and the owner need no policy.
+            AccessPolicy.holdsAllRights(uid: uid, owner: owner)
+                || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
+                    .contains(.observe)
+        }
+        // The engine's filter also passes what stale groups refuse, if a group could allow it:
+        // a membership added since may, and the groups are looked up again only for an event
+        // that reaches the sender, which then checks strictly. With the strict check alone, a
+        // subscriber that sees nothing but what the new membership allows would never have its
+        // groups looked up, and never see it. Such events count towards the subscriber's queue
+        // until the lookup ends, as any other.
+        let visibleOrStale: EventFilter.Visibility = { account, provider, owner in
+            if visible(account, provider, owner) { return true }
+            return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
+                && identity.isStale
+        }
+        return (visible, visibleOrStale)
+    }
+
+    /// Sends what the subscriber missed: the events since its `since`, or a resync listing the
+    /// accounts it may see now when those are gone from the history.
+    private func sendBacklog(
+        _ backlog: EventRegistry<EventReply.Encoded>.Backlog,
+        current: UInt64,
+        accounts: [Account],
+        identity: FollowedIdentity,
+        visible: EventFilter.Visibility,
+        _ context: VarlinkCallContext,
+        send: (EventReply.Encoded) async throws -> Void
+    ) async throws {
+        switch backlog {
+        case .upToDate:
+            break
+        case .replay(let missed):
+            for event in missed { try await send(event) }
+        case .resync:
+            // Listed by the engine with the lenient filter: only what fresh groups allow is sent.
+            identity.refresh()
+            let visibleAccounts = accounts.filter { visible($0.id, $0.provider, $0.ownerUID) }
+            try await context.send(
+                VarlinkReply(SubscribeReply(resync: .init(sequence: current, accounts: visibleAccounts)))
+            )
+        }
     }
 
     /// Leaves the subscription's live events to a reply stream of the connection's: each is
