@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A connection to sesamed for Swift programs: typed calls and event streams over its Varlink socket.
 public struct SesameClient: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// `io.sesame.Accounts`: its methods, and the parameters and reply of each.

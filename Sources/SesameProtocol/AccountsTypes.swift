@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 // The types of `io.sesame.Accounts` (interfaces/io.sesame.Accounts.varlink), written once for

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An authorization code a person's app or web page obtained and hands over, with what it was
 /// bound to at the provider.

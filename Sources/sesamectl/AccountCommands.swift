@@ -1,7 +1,13 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameClient
 import SesameCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `sesamectl accounts`: the accounts you may see.
 struct Accounts: AsyncParsableCommand {

@@ -1,4 +1,10 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Opens the browser for a login without putting the authorization URL on a command line:
 /// every local user can read a process's arguments in /proc/PID/cmdline, and that URL carries
@@ -19,18 +25,24 @@ enum BrowserOpener {
         else {
             return false
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: opener)
-        process.arguments = [start]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            return true
-        } catch {
-            return false
+        return spawn(opener, argument: start)
+    }
+
+    /// Starts `program` with `argument` in sesamectl's own environment, its standard streams on
+    /// /dev/null; true when it was started. It is not waited for: xdg-open ends by itself, and
+    /// sesamectl soon after.
+    private static func spawn(_ program: String, argument: String) -> Bool {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            let mode = descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", mode, 0)
         }
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup(argument), nil]
+        defer { arguments.forEach { free($0) } }
+        var pid = pid_t()
+        return posix_spawn(&pid, program, &actions, nil, arguments, environ) == 0
     }
 
     /// Whether `url` is a web page to send a browser to: https, or http on the loopback

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// How sesamectl prints times, JSON and account tables.
@@ -68,7 +68,7 @@ enum Formatting {
             let cells = row.enumerated().map { column, cell -> String in
                 // The last column is not padded: no trailing blanks.
                 let padded =
-                    column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
                 if isHeader { return terminal.styled(padded, "1") }
                 return colour(column, cell).map { terminal.styled(padded, $0) } ?? padded
             }

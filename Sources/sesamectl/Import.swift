@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameClient
 import SesameCore
 
@@ -57,7 +57,7 @@ struct Import: AsyncParsableCommand {
         try await reportingFailures {
             if let code { return try await redeem(code) }
             let subject = subject ?? ""
-            let input = FileHandle.standardInput.readDataToEndOfFile()
+            let input = try StandardInput.read()
             let response: TokenResponse
             do {
                 response = try JSONDecoder().decode(TokenResponse.self, from: input)
@@ -91,7 +91,7 @@ struct Import: AsyncParsableCommand {
     private func redeem(_ source: String) async throws {
         let input: Data
         if source == "-" {
-            input = FileHandle.standardInput.readDataToEndOfFile()
+            input = try StandardInput.read()
         } else {
             guard let data = FileManager.default.contents(atPath: source) else {
                 throw ExitFailure.message("cannot read \(source).")
@@ -111,7 +111,7 @@ struct Import: AsyncParsableCommand {
 
     /// The bare code, or JSON with `code` and what the authorization request was bound to.
     static func handover(from input: Data) throws -> HandedOverCode {
-        let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(String(decoding: input, as: UTF8.self).trimmingWhitespace())
         if text.hasPrefix("{") {
             guard let fields = try? JSONDecoder().decode(HandoverFields.self, from: Data(text.utf8)) else {
                 throw ExitFailure.message("the JSON on standard input has no code (or is not JSON).")

@@ -1,7 +1,13 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameClient
 import SesameCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `sesamectl login PROVIDER`: logs an account in and waits until it is done.
 struct Login: AsyncParsableCommand {

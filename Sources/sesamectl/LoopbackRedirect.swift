@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -157,9 +157,7 @@ final class RedirectHandler: ChannelInboundHandler {
         // RFC 6749 Appendix B: the redirect's parameters are form-encoded, where `+` is a space
         // ("The+user+denied+access"); a `+` of the value itself comes as %2B.
         func item(_ name: String) -> String? {
-            query.first { $0.name == name }?.value.flatMap {
-                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            }
+            query.first { $0.name == name }?.value.flatMap(Self.formDecoded)
         }
         let outcome: BrowserRedirect.Outcome
         if let error = item("error") {
@@ -216,5 +214,35 @@ extension LoopbackPeer.Endpoint {
     init?(_ address: SocketAddress?) {
         guard case .v4(let v4) = address else { return nil }
         self.init(address: v4.address.sin_addr.s_addr, port: UInt16(bigEndian: v4.address.sin_port))
+    }
+}
+
+extension RedirectHandler {
+    /// A form-encoded value decoded (`+` is a space, %XX a byte); nil when an escape is broken
+    /// or the bytes are not UTF-8.
+    static func formDecoded(_ value: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = value.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -1,7 +1,13 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameClient
 import SesameProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `sesamectl providers`: the providers sesamed is configured with, and how each logs in.
 struct Providers: AsyncParsableCommand {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -51,7 +51,7 @@ struct Terminal: Sendable {
     static func countdown(_ seconds: Int) -> String {
         let left = max(0, seconds)
         let (hours, minutes, rest) = (left / 3600, left / 60 % 60, left % 60)
-        return hours > 0
-            ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(rest))" : "\(minutes):\(twoDigits(rest))"
     }
 }

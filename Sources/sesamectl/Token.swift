@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameClient
 import SesameCore
 
@@ -150,7 +150,17 @@ extension Token {
 }
 
 /// kubectl's `ExecCredential` (client.authentication.k8s.io), what an exec plugin prints.
-enum ExecCredential {
+struct ExecCredential: Encodable {
+    /// The credential's `status`: the token, and when kubectl is to run the plugin again.
+    struct Status: Encodable {
+        var expirationTimestamp: String?
+        var token: String
+    }
+
+    var apiVersion: String
+    var kind = "ExecCredential"
+    var status: Status
+
     /// The credential for `token`, in the API version kubectl asked for in `KUBERNETES_EXEC_INFO`
     /// (v1 when it says none). With `expirationTimestamp`, kubectl runs the plugin again once
     /// the token has expired instead of sending it.
@@ -159,18 +169,24 @@ enum ExecCredential {
         expiresAt: Date?,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> String {
-        var status: [String: String] = ["token": token]
-        if let expiresAt { status["expirationTimestamp"] = expiresAt.formatted(.iso8601) }
-        let object: [String: Any] = ["apiVersion": apiVersion(environment), "kind": "ExecCredential", "status": status]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        let credential = ExecCredential(
+            apiVersion: apiVersion(environment),
+            status: Status(expirationTimestamp: expiresAt?.formatted(.iso8601), token: token)
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(credential), as: UTF8.self)
+    }
+
+    /// The one member of `KUBERNETES_EXEC_INFO` read here.
+    private struct ExecInfo: Decodable {
+        var apiVersion: String?
     }
 
     private static func apiVersion(_ environment: [String: String]) -> String {
-        let info = environment["KUBERNETES_EXEC_INFO"].flatMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        let asked = environment["KUBERNETES_EXEC_INFO"].flatMap {
+            try? JSONDecoder().decode(ExecInfo.self, from: Data($0.utf8)).apiVersion
         }
-        let asked = info?["apiVersion"] as? String
         let known = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"]
         return asked.flatMap { known.contains($0) ? $0 : nil } ?? known[0]
     }

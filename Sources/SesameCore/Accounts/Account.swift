@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One login session the daemon owns, without any token material: safe to show to anyone who
 /// may observe the account.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How large each part of an account may be. Every local user may create accounts, so each
 /// field has a bound: together with the per-user account limit they bound what one user can

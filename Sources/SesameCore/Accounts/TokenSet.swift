@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The tokens of one login session. Its descriptions never show token text, so it can be
 /// logged, interpolated or dumped by accident without leaking anything.

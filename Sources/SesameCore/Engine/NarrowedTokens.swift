@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The narrowed tokens the engine holds (in memory only: they are access tokens, each had again
 /// by an exchange when it runs out) and the exchanges under way, one per account and narrowing.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an app hands over when it imports a session it logged in itself.
 public struct ImportedSession: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension SessionEngine {
     /// The earliest wall-clock time at which some account's state must change by itself.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The names owners give their accounts: chosen, changed, and looked up in place of an id.
 extension SessionEngine {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AuthEvent.Kind {
     /// Whether the account's grant begins or ends with this event, so that tokens obtained

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a refresh's answer does to the account: new tokens kept (or held in memory when the
 /// store fails, since a rotated refresh token may be the only copy), or the failure recorded as

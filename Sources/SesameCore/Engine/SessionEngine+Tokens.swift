@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension SessionEngine {
     /// The tokens the account holds right now, refreshed or not: what a logout revokes.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The single source of truth for every account: all changes go through this actor, each is
 /// persisted first and announced second, with a sequence number that keeps growing.

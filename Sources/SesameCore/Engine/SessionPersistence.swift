@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Everything the engine must get back after a restart: the accounts with their tokens, and the

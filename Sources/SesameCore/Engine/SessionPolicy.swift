@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The timing rules of sessions.
 public struct SessionPolicy: Sendable, Hashable {
@@ -67,7 +67,7 @@ public struct SessionPolicy: Sendable, Hashable {
     /// callers without tokens for that hour), with up to a fifth added at random so many
     /// clients do not retry in step.
     public func retryDelay(afterFailures failures: Int, atLeast: Duration) -> TimeInterval {
-        let exponential = 5 * pow(2, Double(min(max(failures, 1), 16) - 1))
+        let exponential = 5 * Double(1 << (min(max(failures, 1), 16) - 1))
         let base = min(max(exponential, atLeast.timeInterval), maximumRetryDelay.timeInterval)
         return base + Double.random(in: 0...(base * 0.2))
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The accounts as the engine last made them visible, readable without entering the engine. The

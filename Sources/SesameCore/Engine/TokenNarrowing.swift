@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a caller asks of an access token beyond the account's own: fewer scopes than were
 /// granted, or a token meant for one audience or resource. Such a token is obtained by OAuth 2.0

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Obtains new tokens for an account; the OAuth engine implements it per provider.
 public protocol TokenRefresher: Sendable {

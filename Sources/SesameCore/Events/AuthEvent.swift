@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One change to a login session, as every subscriber that may see the account receives it.
 /// It never carries token material.

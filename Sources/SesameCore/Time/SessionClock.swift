@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The two readings session timing needs. Expiry is wall-clock time, which may jump; timers
 /// sleep on a clock that never jumps, in short steps, and decide by the wall clock. On Linux

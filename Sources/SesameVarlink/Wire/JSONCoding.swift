@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The JSON coders every message on the wire goes through, so encoding choices live in one place.
 enum JSONCoding {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One pass over a message's bytes before anything is decoded: the JSON grammar of RFC 8259
 /// checked strictly (§2–§8: values, objects, arrays, numbers, strings and their escapes, UTF-8),

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A call's envelope as received — `{"method": …, "parameters": {…}, "more": …, "oneway": …,
 /// "upgrade": …}` — read from the members `JSONShape` found, without a JSON decoder: the

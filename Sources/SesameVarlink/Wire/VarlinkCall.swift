@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// One method call as received from a peer: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// The parameters of one successful reply, already encoded, so one event can be sent to many
