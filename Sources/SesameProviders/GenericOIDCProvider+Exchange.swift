@@ -91,11 +91,11 @@ extension ProviderError {
         case .unsupported(let what): .unsupported(reason: "the provider does not support \(what)")
         case .misconfigured(let reason), .untrustedCertificate(let reason): .failed(reason: reason)
         // RFC 8693 §2.2.2 and RFC 6749 §5.2: what was asked for is not allowed.
-        case .rejected(let error, _, _)
-        where ["invalid_scope", "invalid_target", "unauthorized_client"].contains(error):
+        case .rejected(let error, _, _) where ["invalid_scope", "invalid_target"].contains(error):
             .refused(reason: "\(self)")
-        case .rejected(let error, _, _) where error == "unsupported_grant_type":
-            .unsupported(reason: "the provider does not allow this client token exchange (unsupported_grant_type)")
+        // RFC 6749 §5.2: this client may not use the grant at all, whatever is asked.
+        case .rejected(let error, _, _) where ["unsupported_grant_type", "unauthorized_client"].contains(error):
+            .unsupported(reason: "the provider does not allow sesamed's client token exchange (\(error))")
         default: .failed(reason: "\(self)")
         }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -29,12 +30,28 @@ enum BrowserOpener {
     }
 
     /// Starts `program` with `argument` in sesamectl's own environment, its standard streams on
-    /// /dev/null; true when it was started. It is not waited for: xdg-open ends by itself, and
-    /// sesamectl soon after.
+    /// /dev/null, every signal at its default and none blocked (sesamectl ignores SIGINT while
+    /// a login runs, and a thread's mask is the caller's; a browser xdg-open starts must not
+    /// inherit either), in a process group of its own; true when it was started. A thread
+    /// reaps it when it ends, so no zombie is left while the login goes on.
     private static func spawn(_ program: String, argument: String) -> Bool {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        var all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes,
+            Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
+        )
         for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
             let mode = descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", mode, 0)
@@ -42,7 +59,9 @@ enum BrowserOpener {
         let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup(argument), nil]
         defer { arguments.forEach { free($0) } }
         var pid = pid_t()
-        return posix_spawn(&pid, program, &actions, nil, arguments, environ) == 0
+        guard posix_spawn(&pid, program, &actions, &attributes, arguments, environ) == 0 else { return false }
+        DispatchQueue.global().async { [pid] in _ = waitpid(pid, nil, 0) }
+        return true
     }
 
     /// Whether `url` is a web page to send a browser to: https, or http on the loopback

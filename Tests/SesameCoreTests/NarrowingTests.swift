@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameCoreTesting
+import Synchronization
 import Testing
 
 /// Tokens for fewer scopes or another audience: exchanged for the account's own token, one
@@ -82,6 +83,48 @@ import Testing
         #expect(await fixture.engine.holdsNarrowedToken(account.id, for: profile))
         _ = try await fixture.engine.logout(account.id)
         #expect(await !fixture.engine.holdsNarrowedToken(account.id, for: profile))
+    }
+
+    @Test func aHeldNarrowedTokenIsHandedOutWhileTheAccountRefreshes() async throws {
+        let refresher = ScriptedRefresher(gated: true)
+        let fixture = EngineFixture(refresher: refresher)
+        let account = try await fixture.importAccount()
+        refresher.answerExchange(.success(narrowedToken(fixture, "AT-profile")))
+        let first = Task { try await fixture.engine.tokens(for: account.id, narrowedTo: profile) }
+        while refresher.exchanges.isEmpty { await Task.yield() }
+        refresher.open()
+        _ = try await first.value
+        refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), access: "AT-2")))
+        let refreshing = Task { try await fixture.engine.refresh(account.id) }
+        while refresher.calls == 0 { await Task.yield() }
+        #expect(try await fixture.engine.tokens(for: account.id, narrowedTo: profile).accessToken == "AT-profile")
+        refresher.open()
+        _ = try await refreshing.value
+    }
+
+    @Test func noExchangeStartsWhileTheAccountIsLoggedOutAndTheHeldOnesAreGivenToTheRevocation() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount()
+        fixture.refresher.answerExchange(.success(narrowedToken(fixture, "AT-profile")))
+        _ = try await fixture.engine.tokens(for: account.id, narrowedTo: profile)
+        let engine = fixture.engine
+        let other = TokenNarrowing(audience: "api")
+        let seen = Mutex<(refused: Bool, revoked: [String])>((false, []))
+        _ = try await engine.logout(account.id, waitingAtMost: .seconds(5)) { _ in
+            let refused: Bool
+            do {
+                _ = try await engine.tokens(for: account.id, narrowedTo: other)
+                refused = false
+            } catch {
+                refused = true
+            }
+            let held = await engine.narrowedTokens(of: account.id).map(\.accessToken)
+            seen.withLock { $0 = (refused, held) }
+            return RemoteRevocation(confirmed: true)
+        }
+        #expect(seen.withLock { $0.refused }, "no exchange during the logout")
+        #expect(seen.withLock { $0.revoked } == ["AT-profile"])
+        #expect(fixture.refresher.exchanges.count == 1)
     }
 
     @Test(arguments: [

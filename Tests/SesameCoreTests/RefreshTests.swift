@@ -248,6 +248,22 @@ import Testing
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2", "then it tries")
     }
 
+    /// A reload that changes the provider's settings ends what the old ones met: a caller whose
+    /// token has expired refreshes at once.
+    @Test func aReloadedProviderEndsItsAccountsHolds() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(10))
+        fixture.refresher.answer(.failure(.transient(reason: "bad CA file", retryAfter: .seconds(86400))))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
+        fixture.clock.advance(by: .seconds(60))
+        await #expect(throws: SessionError.tokenExpired(account.id)) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        await fixture.engine.forgetHolds(ofProvider: "google")
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-2")
+    }
+
     @Test func garbageFromTheProviderAlsoBacksCallersOff() async throws {
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(10))

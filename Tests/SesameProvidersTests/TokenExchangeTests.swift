@@ -72,6 +72,7 @@ import Testing
 
     @Test(arguments: [
         ("invalid_target", "refused"), ("invalid_scope", "refused"), ("unsupported_grant_type", "unsupported"),
+        ("unauthorized_client", "unsupported"),
         ("invalid_request", "failed"),
     ])
     func theProvidersRefusalsAreNamedByWhatTheyMean(_ error: String, _ kind: String) async {

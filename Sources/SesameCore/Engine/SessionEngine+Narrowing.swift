@@ -18,9 +18,20 @@ extension SessionEngine {
         narrowed.usable(.init(account: id, narrowing: narrowing), now: clock.now, margin: policy.refreshMargin) != nil
     }
 
-    /// The narrowed tokens of `id` held now: what a logout revokes besides the account's own.
-    public func narrowedTokens(of id: String) -> [TokenSet] {
-        narrowed.held(by: id)
+    /// The narrowed tokens of `id` once the exchanges under way have ended: what a logout
+    /// revokes besides the account's own. Called while the logout holds off new exchanges.
+    public func narrowedTokens(of id: String) async -> [TokenSet] {
+        for exchange in narrowed.inFlight where exchange.key.account == id {
+            _ = await exchange.value.task.result
+        }
+        return narrowed.held(by: id)
+    }
+
+    /// Whether the account is in a state whose tokens may be handed out: a refresh under way
+    /// leaves the tokens held good.
+    private func handsOutTokens(_ id: String) -> Bool {
+        guard let state = accounts[id]?.account.state else { return false }
+        return state.canRefresh || state == .refreshing
     }
 
     /// A token of the account narrowed as `narrowing` asks: one held while it is good for longer
@@ -32,10 +43,13 @@ extension SessionEngine {
     {
         let key = NarrowedTokens.Key(account: id, narrowing: narrowing)
         if let held = narrowed.usable(key, now: clock.now, margin: policy.refreshMargin) {
-            guard accounts[id]?.account.state.canRefresh ?? false else { throw .needsLogin(id) }
+            guard handsOutTokens(id) else { throw .needsLogin(id) }
             return held
         }
-        let task = try await exchangeTask(for: key, waitingAtMost: patience)
+        guard let task = try await exchangeTask(for: key, waitingAtMost: patience) else {
+            // Another caller's exchange ended while this one waited for the account's own token.
+            return try await tokens(for: id, narrowedTo: narrowing, waitingAtMost: patience)
+        }
         guard let outcome = await TaskDeadline.result(of: task, within: patience, clock: clock) else {
             let waited = patience.map { "\($0.components.seconds) s" } ?? "long enough"
             throw .refreshFailed(account: id, reason: "the provider has not answered within \(waited)")
@@ -47,15 +61,21 @@ extension SessionEngine {
         }
     }
 
-    /// The exchange for `key` under way, started now (from a current access token) if none is.
+    /// The exchange for `key` under way, started now (from a current access token) if none is;
+    /// nil when one ended while this waited for that token, so that what it brought is held.
+    /// None starts while the account is being logged out: the logout revokes what is held.
     private func exchangeTask(for key: NarrowedTokens.Key, waitingAtMost patience: Duration?)
-        async throws(SessionError) -> Task<TokenSet, any Error>
+        async throws(SessionError) -> Task<TokenSet, any Error>?
     {
         if let running = narrowed.inFlight[key] { return running.task }
         let subject = try await tokens(for: key.account, waitingAtMost: patience)
-        // Another caller may have started the same exchange while this one waited.
+        // Other callers may have started, or finished, the same exchange while this one waited.
         if let running = narrowed.inFlight[key] { return running.task }
+        if narrowed.usable(key, now: clock.now, margin: policy.refreshMargin) != nil { return nil }
         guard let account = accounts[key.account]?.account else { throw .noSuchAccount(key.account) }
+        guard refreshState(of: key.account).logouts == 0 else {
+            throw .refreshFailed(account: key.account, reason: "the account is being logged out")
+        }
         let refresher = self.refresher
         let id = narrowed.nextExchangeID()
         let task = Task<TokenSet, any Error> {

@@ -168,6 +168,18 @@ public actor SessionEngine<Payload: Sendable> {
         }
     }
 
+    /// Forgets the backoff and holds of every account of `provider`, whose settings just changed
+    /// (a reload): a configuration error that held them is fixed, and whatever the old settings
+    /// met says nothing of the new ones. A caller whose token is due refreshes at once.
+    public func forgetHolds(ofProvider provider: String) {
+        for (id, stored) in accounts where stored.account.provider == provider {
+            updateRefreshState(of: id) { state in
+                state.retryNotBefore = nil
+                state.providerHoldUntil = nil
+            }
+        }
+    }
+
     /// Forgets the failed refreshes of `id`: its refreshes work again, or its session is over.
     func forgetFailures(_ id: String) {
         updateRefreshState(of: id) { state in

@@ -28,6 +28,7 @@ enum Reload {
             ]
         )
         let changes = reloadProviders(&loaded, into: providers, logger: logger)
+        for provider in changes.added + changes.changed { await engine.forgetHolds(ofProvider: provider) }
         let orphaned = await engine.list().filter { changes.removed.contains($0.provider) }
         for provider in Set(orphaned.map(\.provider)).sorted() {
             logger.warning(

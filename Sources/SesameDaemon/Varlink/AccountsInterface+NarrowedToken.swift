@@ -53,7 +53,7 @@ extension AccountsInterface {
         }
         // RFC 8707 §2: an absolute URI without a fragment.
         if let resource = request.resource {
-            guard let url = URL(string: resource), url.scheme != nil, url.host != nil, url.fragment == nil else {
+            guard let url = URL(string: resource), url.scheme != nil, url.fragment == nil else {
                 throw VarlinkError.invalidParameter("resource")
             }
         }

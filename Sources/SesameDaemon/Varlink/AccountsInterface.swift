@@ -115,15 +115,17 @@ struct AccountsInterface: VarlinkInterface {
         let patience = (try? providers.adapter(account.provider).configuration).map {
             $0.tokenRequestTimeout + $0.requestTimeout
         }
-        // Exchanged tokens are grants of their own at some providers: revoked too, as far as they go.
-        let narrowed = await engine.narrowedTokens(of: account.id)
         let (loggedOut, revocation) = try await engine.logout(
             account.id,
             reason: .user,
             waitingAtMost: patience ?? .seconds(10)
-        ) { tokens in
+        ) { [engine] tokens in
             let revocation = await revokeRemotely(account, tokens: tokens, logger: context.logger)
-            for tokens in narrowed { _ = await revokeRemotely(account, tokens: tokens, logger: context.logger) }
+            // Exchanged tokens are grants of their own at some providers. No exchange starts
+            // while the logout runs, and those under way are waited for, so this is all of them.
+            for narrowed in await engine.narrowedTokens(of: account.id) {
+                _ = await revokeRemotely(account, tokens: narrowed, logger: context.logger)
+            }
             return revocation
         }
         context.logger.info(
