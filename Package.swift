@@ -175,9 +175,12 @@ let package = Package(
         .executableTarget(
             name: "sesamectl",
             dependencies: [
+                "CPeerCredentials",
                 "CQREncode",
                 "SesameClient",
                 "SesameCore",
+                "SesameProtocol",
+                "SesameVarlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -21,6 +21,9 @@ extension SesameError {
         case .invalidMessage(let reason): "sesamed could not read the request: \(reason)"
         case .internalError: "sesamed failed unexpectedly; see its log"
         case .noIDToken(let account, let reason): "\(account) has no ID token to give: \(reason)"
+        case .shareEnded(_, let reason): "the share has ended: \(reason)"
+        case .notShared(let method): "the share this connection comes through does not allow \(method)"
+        case .tooManyShares(let limit): "this user has \(limit) shares open already, as many as sesamed allows"
         default: "\(error)"
         }
     }

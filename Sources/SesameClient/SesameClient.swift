@@ -11,7 +11,7 @@ import SesameVarlink
 
 /// A connection to sesamed for Swift programs: typed calls and event streams over its Varlink socket.
 public struct SesameClient: Sendable {
-    private let connection: VarlinkClient
+    let connection: VarlinkClient
 
     /// The socket path the daemon was reached at.
     public let socketPath: String
@@ -234,7 +234,7 @@ public struct SesameClient: Sendable {
 
     /// The replies of a streaming call as typed values: `read` makes one of a reply, or nil for a
     /// kind of reply this version does not know; error replies end it as `SesameError`.
-    private func relay<Element: Sendable>(
+    func relay<Element: Sendable>(
         _ replies: AsyncThrowingStream<VarlinkReplyMessage, any Error>,
         _ read: @escaping @Sendable (VarlinkReplyMessage) throws -> Element?
     ) -> AsyncThrowingStream<Element, any Error> {
@@ -277,7 +277,7 @@ public struct SesameClient: Sendable {
     }
 
     /// The members of an encoded parameter struct.
-    private static func members(_ parameters: some Encodable) throws -> [String: JSONValue] {
+    static func members(_ parameters: some Encodable) throws -> [String: JSONValue] {
         try JSONValue(encoding: parameters).objectValue ?? [:]
     }
 }

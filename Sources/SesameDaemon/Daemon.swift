@@ -213,6 +213,12 @@ public struct Daemon: Sendable {
                 engine: engine,
                 store: store
             ),
+            SharesInterface(
+                interfaceDescription: descriptions[SharesContract.interface] ?? "",
+                engine: engine,
+                trust: trust,
+                shares: Shares()
+            ),
             ErrorsOnlyInterface(
                 name: ContractError.varlink,
                 interfaceDescription: descriptions[ContractError.varlink] ?? ""

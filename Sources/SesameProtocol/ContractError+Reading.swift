@@ -56,6 +56,10 @@ extension ContractError {
                 text("account").flatMap { account in
                     text("reason").map { .narrowingRefused(account: account, reason: $0) }
                 }
+            case "ShareEnded":
+                text("share").flatMap { share in text("reason").map { .shareEnded(share: share, reason: $0) } }
+            case "NotShared": text("method").map { .notShared(method: $0) }
+            case "TooManyShares": number("limit").map { .tooManyShares(limit: $0) }
             case "Lagged": number("queueLimit").map { .lagged(queueLimit: $0) }
             case "TooManySubscriptions": number("limit").map { .tooManySubscriptions(limit: $0) }
             case "MessageTooLarge": number("limit").map { .messageTooLarge(limit: $0) }

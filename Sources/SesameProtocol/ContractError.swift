@@ -26,6 +26,10 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case noIDToken(account: String, reason: String)
     case narrowingUnsupported(account: String, reason: String)
     case narrowingRefused(account: String, reason: String)
+    // io.sesame.Shares
+    case shareEnded(share: String, reason: String)
+    case notShared(method: String)
+    case tooManyShares(limit: Int)
     // io.sesame.Events
     case lagged(queueLimit: Int)
     case tooManySubscriptions(limit: Int)
@@ -83,6 +87,11 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
             return (accounts, "NarrowingUnsupported", ["account": .string(account), "reason": .string(reason)])
         case .narrowingRefused(let account, let reason):
             return (accounts, "NarrowingRefused", ["account": .string(account), "reason": .string(reason)])
+        case .shareEnded(let share, let reason):
+            return (SharesContract.interface, "ShareEnded", ["share": .string(share), "reason": .string(reason)])
+        case .notShared(let method): return (SharesContract.interface, "NotShared", ["method": .string(method)])
+        case .tooManyShares(let limit):
+            return (SharesContract.interface, "TooManyShares", ["limit": .int(Int64(limit))])
         case .lagged(let limit): return (EventsContract.interface, "Lagged", ["queueLimit": .int(Int64(limit))])
         case .tooManySubscriptions(let limit):
             return (EventsContract.interface, "TooManySubscriptions", ["limit": .int(Int64(limit))])
@@ -105,7 +114,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
         .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""),
         .noIDToken(account: "", reason: ""), .narrowingUnsupported(account: "", reason: ""),
-        .narrowingRefused(account: "", reason: ""), .lagged(queueLimit: 0),
+        .narrowingRefused(account: "", reason: ""), .shareEnded(share: "", reason: ""), .notShared(method: ""),
+        .tooManyShares(limit: 0), .lagged(queueLimit: 0),
         .tooManySubscriptions(limit: 0), .messageTooLarge(limit: 0), .invalidMessage(reason: ""), .internalError,
         .tooManyConnections(limit: 0),
     ]

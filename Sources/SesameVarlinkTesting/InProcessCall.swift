@@ -12,6 +12,8 @@ public struct InProcessCall: Sendable {
     public var peer: PeerCredentials
     /// Where the handler's log goes.
     public var logger: Logger
+    /// The connection the calls act as made on: calls through one `InProcessCall` share it.
+    public var scope = ConnectionScope()
 
     /// A caller with `uid` (and that uid as gid).
     public init(uid: UInt32, logger: Logger = Logger(label: "in-process")) {
@@ -47,11 +49,13 @@ public struct InProcessCall: Sendable {
         let members = try JSONValue(encoding: parameters).objectValue ?? [:]
         let call = VarlinkCall(method: "\(interface.name).\(method)", parameters: members, more: more)
         let streamed = Mutex<[VarlinkReply]>([])
-        let context = VarlinkCallContext(peer: peer, logger: logger, streaming: more) { reply in
+        let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, streaming: more) { reply in
             streamed.withLock { $0.append(reply) }
         }
         let result: Result<VarlinkReply, VarlinkError>
         do {
+            // The server's own check, before the interface sees the call.
+            if let refusal = scope.refusal(of: call.method) { throw refusal }
             result = .success(try await interface.handle(call, context: context))
         } catch let error as VarlinkError {
             result = .failure(error)

@@ -115,7 +115,7 @@ final class LoopbackListener: Sendable {
 }
 
 /// How many connections the listener serves at once.
-private final class ConnectionBudget: Sendable {
+final class ConnectionBudget: Sendable {
     private let open = Mutex(0)
     private let limit: Int
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameCore
+import SesameProtocol
 
 /// `sesamectl`: shows and drives what sesamed does.
 @main
@@ -19,7 +20,7 @@ struct Sesamectl: AsyncParsableCommand {
         subcommands: [
             Status.self, Accounts.self, Providers.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self,
             Logout.self,
-            Remove.self, Rename.self, Watch.self, Rekey.self,
+            Remove.self, Rename.self, Watch.self, Share.self, Rekey.self,
         ]
     )
 }
@@ -79,8 +80,11 @@ enum ExitFailure: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .notRunning(let path):
+        case .notRunning(let path) where Self.isDaemonsOwn(path):
             "sesamed is not running (nothing answers at \(path)); start it with `\(Self.startCommand(for: path))`."
+        case .notRunning(let path):
+            "nothing answers at \(path): no sesamed runs there, or the share served there (`sesamectl share`) "
+                + "has ended."
         case .needsLogin(let account, let provider):
             "\(account) needs a new login: run `sesamectl login \(provider)`."
         case .noNewToken(let account):
@@ -91,6 +95,12 @@ enum ExitFailure: Error, CustomStringConvertible {
                 + "group decide who may; a user's own daemon is at $XDG_RUNTIME_DIR/sesame/io.sesame)."
         case .message(let text): text
         }
+    }
+
+    /// Whether `path` is where a system or user sesamed listens, rather than a share's socket
+    /// or another path given by hand.
+    static func isDaemonsOwn(_ path: String) -> Bool {
+        path == SocketPaths.system || path.hasSuffix("/sesame/" + SocketPaths.socketName)
     }
 
     /// How the daemon at `path` is started: the system-wide socket unit for the system's

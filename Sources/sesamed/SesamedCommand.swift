@@ -14,7 +14,7 @@ struct SesamedCommand: AsyncParsableCommand {
         discussion: """
             sesamed logs accounts in, keeps their tokens in an encrypted store, refreshes them \
             before they expire, revokes them on logout, and announces every change to subscribers, \
-            over Varlink on a Unix socket (io.sesame.Accounts, io.sesame.Events, io.sesame.Admin). \
+            over Varlink on a Unix socket (io.sesame.Accounts, io.sesame.Events, io.sesame.Admin, io.sesame.Shares). \
             It is meant to run as a systemd service: it takes its socket from socket activation \
             when given one, reports READY=1, STATUS= and WATCHDOG=1 to $NOTIFY_SOCKET, reloads its \
             config, providers and access rules on SIGHUP, and stops gracefully on SIGTERM or SIGINT.

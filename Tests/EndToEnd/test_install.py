@@ -48,6 +48,7 @@ EXPECTED = {
     "/usr/local/share/sesame/interfaces/io.sesame.Accounts.varlink",
     "/usr/local/share/sesame/interfaces/io.sesame.Events.varlink",
     "/usr/local/share/sesame/interfaces/io.sesame.Admin.varlink",
+    "/usr/local/share/sesame/interfaces/io.sesame.Shares.varlink",
     "/usr/local/share/man/man1/sesamectl.1", "/usr/local/share/man/man8/sesamed.8",
     "/usr/local/share/man/man1/git-credential-sesame.1", "/usr/local/share/man/man1/docker-credential-sesame.1",
     "/usr/local/share/bash-completion/completions/sesamectl", "/usr/local/share/zsh/site-functions/_sesamectl",

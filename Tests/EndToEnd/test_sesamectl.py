@@ -28,13 +28,19 @@ def test_the_socket_can_come_from_the_environment(daemon):
 
 
 def test_a_daemon_that_is_not_running_is_one_sentence_and_status_3(tmp_path):
-    missing = tmp_path / "nothing-here"
+    missing = tmp_path / "sesame" / "io.sesame"
     for command in ("status", "watch"):
         result = sesamectl(command, "--socket", str(missing))
         assert result.returncode == 3
         assert result.stdout == ""
         assert result.stderr == (f"sesamed is not running (nothing answers at {missing}); "
                                  "start it with `systemctl --user start sesamed.socket`.\n")
+    # Any other path may be a share's socket: starting sesamed would not help there.
+    elsewhere = tmp_path / "nothing-here"
+    result = sesamectl("status", "--socket", str(elsewhere))
+    assert result.returncode == 3
+    assert result.stderr == (f"nothing answers at {elsewhere}: no sesamed runs there, or the share served there "
+                             "(`sesamectl share`) has ended.\n")
 
 
 def watch(daemon, *args):

@@ -52,6 +52,7 @@ extension TokenVerdict: WireEnum {}
         AccountsContract.Method.allCases.map { (AccountsContract.interface, $0.rawValue, $0.signature) }
             + EventsContract.Method.allCases.map { (EventsContract.interface, $0.rawValue, $0.signature) }
             + AdminContract.Method.allCases.map { (AdminContract.interface, $0.rawValue, $0.signature) }
+            + SharesContract.Method.allCases.map { (SharesContract.interface, $0.rawValue, $0.signature) }
     }
 
     @Test(arguments: signatures.indices)
@@ -64,7 +65,9 @@ extension TokenVerdict: WireEnum {}
         try expectSame(idl.resolved(.structure(declared.reply)), try WireShape.of(reply), "\(method) reply")
     }
 
-    @Test(arguments: [AccountsContract.interface, EventsContract.interface, AdminContract.interface])
+    @Test(arguments: [
+        AccountsContract.interface, EventsContract.interface, AdminContract.interface, SharesContract.interface,
+    ])
     func everyMethodOfAnInterfaceFileHasASwiftSignature(_ interface: String) throws {
         let idl = try Self.interface(interface)
         let swift = Set(Self.signatures.filter { $0.interface == interface }.map(\.method))
@@ -92,7 +95,8 @@ extension TokenVerdict: WireEnum {}
 /// The errors of the interface files against `ContractError`.
 @Suite struct ContractErrorTests {
     static let interfaces = [
-        AccountsContract.interface, EventsContract.interface, AdminContract.interface, ContractError.varlink,
+        AccountsContract.interface, EventsContract.interface, AdminContract.interface, SharesContract.interface,
+        ContractError.varlink,
     ]
 
     @Test func everyErrorOfTheInterfaceFilesIsAContractErrorWithTheSameParameters() throws {

@@ -24,17 +24,19 @@ struct AccountsInterface: VarlinkInterface {
         // A switch on the name itself: making the method's enum compares the name with every
         // case's in turn (a thousand instructions for GetToken, issue 13).
         switch call.methodName {
-        case AccountsContract.Method.list.rawValue: return try list(Caller(peer: context.peer, trust: trust))
+        case AccountsContract.Method.list.rawValue: return try list(Caller(context, trust: trust))
         // Their one parameter is read without a decoder: these are the calls made most.
         case AccountsContract.Method.get.rawValue:
             let request = AccountParameters(account: try call.stringParameter("account"))
-            return try get(request, Caller(peer: context.peer, trust: trust))
+            return try get(request, Caller(context, trust: trust))
         // Only the account's own token: a narrowed one (more parameters) may need an exchange.
         case AccountsContract.Method.getToken.rawValue where call.parameterCount == 1:
-            let caller = Caller(peer: context.peer, trust: trust)
+            let caller = Caller(context, trust: trust)
             let (account, tokens) = try usableAccount(try call.stringParameter("account"), caller)
             guard let tokens else { return nil }
-            return try tokenReplies.reply(for: account.id, tokens: tokens)
+            let reply = try tokenReplies.reply(for: account.id, tokens: tokens)
+            caller.share?.handedOut("an access token", of: account.id, logger: context.logger)
+            return reply
         default: return nil
         }
     }
@@ -44,7 +46,7 @@ struct AccountsInterface: VarlinkInterface {
         guard let method = AccountsContract.Method(rawValue: call.methodName) else {
             throw VarlinkError.methodNotFound(call.method)
         }
-        let caller = Caller(peer: context.peer, trust: trust)
+        let caller = Caller(context, trust: trust)
         switch method {
         case .list: return try list(caller)
         case .get: return try get(call.decodeParameters(AccountParameters.self), caller)
@@ -60,11 +62,15 @@ struct AccountsInterface: VarlinkInterface {
         case .reportRejected:
             return try await reportRejected(call.decodeParameters(ReportRejectedParameters.self), caller)
         case .check: return try await check(call.decodeParameters(AccountParameters.self), caller, context)
-        case .getToken: return try await getToken(call.decodeParameters(GetTokenParameters.self), caller)
+        case .getToken: return try await getToken(call.decodeParameters(GetTokenParameters.self), caller, context)
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
         case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
-        case .getIDToken: return try await getIDToken(call.decodeParameters(AccountParameters.self), caller)
+        case .getIDToken:
+            let request = try call.decodeParameters(AccountParameters.self)
+            let reply = try await getIDToken(request, caller)
+            caller.share?.handedOut("an ID token", of: request.account, logger: context.logger)
+            return reply
         }
     }
 
@@ -76,8 +82,14 @@ struct AccountsInterface: VarlinkInterface {
         try VarlinkReply(AccountReply(account: try engine.account(request.account, for: caller)))
     }
 
-    private func getToken(_ request: GetTokenParameters, _ caller: Caller) async throws -> VarlinkReply {
-        guard request.narrowing.isEmpty else { return try await narrowedToken(request, caller) }
+    private func getToken(_ request: GetTokenParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
+        guard request.narrowing.isEmpty else {
+            let reply = try await narrowedToken(request, caller)
+            caller.share?.handedOut("a narrowed access token", of: request.account, logger: context.logger)
+            return reply
+        }
         // A token that needs no refresh is read without waiting for the engine, which may be
         // busy saving someone else's change; only a refresh (or an error) goes through it.
         let (account, current) = try usableAccount(request.account, caller)
@@ -87,7 +99,9 @@ struct AccountsInterface: VarlinkInterface {
         } else {
             tokens = try await engine.tokens(for: account.id, waitingAtMost: providers.patience(for: account.provider))
         }
-        return try tokenReplies.reply(for: account.id, tokens: tokens)
+        let reply = try tokenReplies.reply(for: account.id, tokens: tokens)
+        caller.share?.handedOut("an access token", of: account.id, logger: context.logger)
+        return reply
     }
 
     /// The account `id` names (its id, else a name of the caller's) if the caller may use its

@@ -6,21 +6,30 @@ struct Caller: Sendable {
     let peer: PeerCredentials
     let identity: CallerIdentity
     let policy: AccessPolicy
+    /// The share the call's connection joined, which limits everything above to its accounts.
+    let share: ShareConsumer?
 
-    init(peer: PeerCredentials, trust: Trust) {
+    /// The caller of a call on `context`'s connection.
+    init(_ context: VarlinkCallContext, trust: Trust) {
+        self.init(peer: context.peer, trust: trust, share: context.scope.restriction as? ShareConsumer)
+    }
+
+    init(peer: PeerCredentials, trust: Trust, share: ShareConsumer? = nil) {
         // One reading of the policy, for the identity and for judging it: the same rules for
         // both even across a reload, and one lock and copy less on every call.
         let policy = trust.policy
         self.peer = peer
         self.identity = trust.identity(of: peer, under: policy)
         self.policy = policy
+        self.share = share
     }
 
     var isRoot: Bool { peer.uid == 0 }
 
     /// What the caller may do with `account`.
     func rights(on account: Account) -> AccountRights {
-        policy.rights(of: identity, on: account)
+        let rights = policy.rights(of: identity, on: account)
+        return share?.limit(rights, on: account.id) ?? rights
     }
 
     /// Whether the caller may know that `account` exists.

@@ -51,7 +51,12 @@ struct EventsInterface: VarlinkInterface {
         // (and every half minute), so a grant or membership added or withdrawn applies to this
         // subscription too. Sending looks the groups up anew when stale and checks with them.
         let identity = FollowedIdentity(of: peer, trust: trust)
-        let (visible, visibleOrStale) = Self.visibility(of: peer.uid, identity: identity, trust: trust)
+        let (visible, visibleOrStale) = Self.visibility(
+            of: peer.uid,
+            identity: identity,
+            trust: trust,
+            share: context.scope.restriction as? ShareConsumer
+        )
         let filter = EventFilter(
             accounts: parameters.accounts.map { ids(of: $0, caller: peer.uid) },
             kinds: kinds,
@@ -95,12 +100,15 @@ struct EventsInterface: VarlinkInterface {
 
     /// Who may see an event, strictly (the caller's rights with its groups as looked up), and
     /// leniently for the engine's filter (also what a group could allow while the groups are stale).
-    private static func visibility(of uid: UInt32, identity: FollowedIdentity, trust: Trust)
+    private static func visibility(of uid: UInt32, identity: FollowedIdentity, trust: Trust, share: ShareConsumer?)
         -> (strict: EventFilter.Visibility, lenient: EventFilter.Visibility)
     {
+        // A connection that joined a share sees the shared accounts' events and no others.
+        let shared = share?.share.accounts
         let visible: EventFilter.Visibility = { account, provider, owner in
+            if let shared, !shared.contains(account) { return false }
             // Asked twice for every event and subscriber; root and the owner need no policy.
-            AccessPolicy.holdsAllRights(uid: uid, owner: owner)
+            return AccessPolicy.holdsAllRights(uid: uid, owner: owner)
                 || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
                     .contains(.observe)
         }
@@ -112,6 +120,7 @@ struct EventsInterface: VarlinkInterface {
         // until the lookup ends, as any other.
         let visibleOrStale: EventFilter.Visibility = { account, provider, owner in
             if visible(account, provider, owner) { return true }
+            if let shared, !shared.contains(account) { return false }
             return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
                 && identity.isStale
         }

@@ -33,10 +33,11 @@ final class CallAnswerer: Sendable {
 
     /// The framed reply to `call` if its interface gives it without waiting, for the connection's
     /// event loop to write at once; nil when the call must go to `answer` off the loop.
-    func answerAtOnce(_ call: VarlinkCall, peer: PeerCredentials) -> ByteBuffer? {
+    func answerAtOnce(_ call: VarlinkCall, peer: PeerCredentials, scope: ConnectionScope) -> ByteBuffer? {
         guard !call.more else { return nil }
-        let context = VarlinkCallContext(peer: peer, logger: logger, outbound: nil, call: call)
+        let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, outbound: nil, call: call)
         do {
+            if let refusal = scope.refusal(of: call.method) { throw refusal }
             guard let reply = try interface(of: call).answerAtOnce(call, context: context) else { return nil }
             guard reply.continuesOn == nil else { throw MisusedStream() }
             return reply.frame(continues: false)
@@ -56,9 +57,14 @@ final class CallAnswerer: Sendable {
     }
 
     /// Answers `call`, its intermediate replies sent through `outbound`.
-    func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials) async -> Answer {
-        let context = VarlinkCallContext(peer: peer, logger: logger, outbound: outbound, call: call)
+    func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials, scope: ConnectionScope) async
+        -> Answer
+    {
+        let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, outbound: outbound, call: call)
         do {
+            // Checked again off the loop: the connection's restriction may have begun or its
+            // grant ended since the call was read.
+            if let refusal = scope.refusal(of: call.method) { throw refusal }
             let reply = try await interface(of: call).handle(call, context: context)
             if let stream = reply.continuesOn {
                 // Only a streaming call can go on without its handler; a stream nobody reads

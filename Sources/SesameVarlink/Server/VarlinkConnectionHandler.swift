@@ -22,6 +22,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var connections: OpenConnections { shared.connections }
     private let id: OpenConnections.ID
     private let peer: PeerCredentials
+    private let scope = ConnectionScope()
     private var splitter: MessageSplitter
 
     private var phase = Phase.ready
@@ -261,7 +262,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             end(context: context)
             return
         }
-        if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer) {
+        if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer, scope: scope) {
             replied(oneway: call.oneway, with: reply, context: context)
         } else {
             answerOffLoop(call, context: context)
@@ -297,10 +298,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         readIfDeferred(context: context)
         flushIfNeeded(context: context)
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let (answerer, peer) = (self.answerer, self.peer)
+        let (answerer, peer, scope) = (self.answerer, self.peer, self.scope)
         let outbound = ReplyWriter(channel: context.channel)
         let task = connections.startTask { [eventLoop = context.eventLoop] in
-            let answer = await answerer.answer(call, outbound: outbound, peer: peer)
+            let answer = await answerer.answer(call, outbound: outbound, peer: peer, scope: scope)
             eventLoop.execute {
                 let (handler, context) = handler.value
                 handler.answeredOffLoop(call, with: answer, context: context)

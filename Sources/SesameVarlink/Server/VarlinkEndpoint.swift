@@ -49,10 +49,10 @@ struct FileIdentity: Hashable, Sendable {
 }
 
 /// File-system chores around a socket path: parent directory, stale sockets and file mode.
-enum UnixSocketPath {
+public enum UnixSocketPath {
     /// Creates the parent directory if needed and removes a socket left behind by a process that
     /// is gone; a socket someone still listens on is an error, not something to steal.
-    static func prepare(_ path: String) throws(VarlinkEndpointError) {
+    public static func prepare(_ path: String) throws(VarlinkEndpointError) {
         try makeParentDirectory(of: path)
         var status = stat()
         guard lstat(path, &status) == 0 else {

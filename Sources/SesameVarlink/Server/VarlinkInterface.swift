@@ -35,6 +35,8 @@ public protocol VarlinkErrorConvertible: Error {
 public struct VarlinkCallContext: Sendable {
     /// The calling process, as the kernel reported it when it connected.
     public let peer: PeerCredentials
+    /// What the connection the call came on may call (`ConnectionScope`); shared by its calls.
+    public let scope: ConnectionScope
     /// A logger that carries the peer's identity and the method as metadata. Made when
     /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
     /// most calls log nothing.
@@ -56,8 +58,9 @@ public struct VarlinkCallContext: Sendable {
         case inProcess(@Sendable (VarlinkReply) async throws -> Void)
     }
 
-    init(peer: PeerCredentials, logger: Logger, outbound: ReplyWriter?, call: VarlinkCall) {
+    init(peer: PeerCredentials, scope: ConnectionScope, logger: Logger, outbound: ReplyWriter?, call: VarlinkCall) {
         self.peer = peer
+        self.scope = scope
         self.baseLogger = logger
         self.method = call.method
         self.outbound = call.oneway ? .none : outbound.map(Outbound.connection) ?? .none
@@ -65,14 +68,17 @@ public struct VarlinkCallContext: Sendable {
     }
 
     /// A context for calling a handler in-process, without a socket (tests, tools): the
-    /// intermediate replies of a streaming call go to `send`.
+    /// intermediate replies of a streaming call go to `send`, and calls given the same `scope`
+    /// act as calls on one connection.
     public init(
         peer: PeerCredentials,
+        scope: ConnectionScope = ConnectionScope(),
         logger: Logger,
         streaming: Bool,
         send: @escaping @Sendable (VarlinkReply) async throws -> Void
     ) {
         self.peer = peer
+        self.scope = scope
         self.baseLogger = logger
         self.method = nil
         self.outbound = .inProcess(send)
@@ -82,11 +88,26 @@ public struct VarlinkCallContext: Sendable {
     /// The same call on the same connection, answered as if `peer` had made it: for tests of
     /// per-caller checks over a real socket, whose every peer is the test process's own uid.
     func answered(as peer: PeerCredentials) -> VarlinkCallContext {
-        VarlinkCallContext(peer: peer, baseLogger: baseLogger, method: method, outbound: outbound, streaming: streaming)
+        VarlinkCallContext(
+            peer: peer,
+            scope: scope,
+            baseLogger: baseLogger,
+            method: method,
+            outbound: outbound,
+            streaming: streaming
+        )
     }
 
-    private init(peer: PeerCredentials, baseLogger: Logger, method: String?, outbound: Outbound, streaming: Bool) {
+    private init(
+        peer: PeerCredentials,
+        scope: ConnectionScope,
+        baseLogger: Logger,
+        method: String?,
+        outbound: Outbound,
+        streaming: Bool
+    ) {
         self.peer = peer
+        self.scope = scope
         self.baseLogger = baseLogger
         self.method = method
         self.outbound = outbound

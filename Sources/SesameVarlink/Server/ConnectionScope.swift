@@ -1,0 +1,37 @@
+import Synchronization
+
+/// What a connection may call once a service has narrowed it: a connection handed on to a less
+/// trusted peer (through a share's relay, say) keeps the credentials of the process that made
+/// it, so its limits must travel with the connection, not with the credentials.
+public protocol ConnectionRestriction: Sendable {
+    /// Nil to let `method` (fully qualified) be answered, or the error to answer it with instead.
+    func refusal(of method: String) -> VarlinkError?
+}
+
+/// The restriction a connection is under, if any (as sd_varlink's per-connection userdata): set
+/// at most once, by a call of the connection's own, and held until the connection closes.
+/// Every call's context carries it, so a handler can find what its connection was made into.
+public final class ConnectionScope: Sendable {
+    private let current = Mutex<(any ConnectionRestriction)?>(nil)
+
+    /// A scope with no restriction yet.
+    public init() {}
+
+    /// The restriction in force, or nil while the connection may call anything.
+    public var restriction: (any ConnectionRestriction)? { current.withLock { $0 } }
+
+    /// Puts the connection under `restriction` for the rest of its life. False when it is under
+    /// one already: a restriction is never swapped for another, which might allow more.
+    public func restrict(to restriction: any ConnectionRestriction) -> Bool {
+        current.withLock { current in
+            guard current == nil else { return false }
+            current = restriction
+            return true
+        }
+    }
+
+    /// The error `method` is refused with on this connection, or nil to answer it.
+    public func refusal(of method: String) -> VarlinkError? {
+        current.withLock { $0 }?.refusal(of: method)
+    }
+}
