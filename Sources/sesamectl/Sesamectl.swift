@@ -151,6 +151,13 @@ extension SesameError {
             "did not refresh \(id): \(reason)."
         case .session(.refreshFailed(let id, let reason)):
             "could not refresh \(id) (\(reason)); `sesamectl refresh \(id)` tries again now."
+        case .refused(.notShared(let method)):
+            "this socket serves a share (`sesamectl share`), which does not allow \(method); "
+                + "run it where the share was made."
+        case .refused(.shareEnded(_, let reason)): "the share served at this socket has ended: \(reason)."
+        case .disconnected:
+            "the connection closed before an answer came: sesamed stopped or restarted, or, through a "
+                + "share (`sesamectl share`), the share has ended."
         default: "sesamed: \(self)."
         }
     }

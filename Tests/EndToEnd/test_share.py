@@ -72,6 +72,9 @@ def test_a_share_hands_out_its_accounts_tokens_and_nothing_else(daemon, accounts
         assert result.returncode == 0 and result.stdout.strip() == ACCESS, result.stderr
         result = through(share, "token", other)
         assert result.returncode == 4 and "no account" in result.stderr, result.stderr
+        result = through(share, "logout", shared)
+        assert result.returncode == 1 and "serves a share" in result.stderr, result.stderr
+        assert "does not allow io.sesame.Accounts.Logout" in result.stderr
         result = through(share, "accounts")
         assert result.returncode == 0 and shared in result.stdout and other not in result.stdout, result.stderr
 

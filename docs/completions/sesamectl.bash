@@ -173,13 +173,13 @@ _sesamectl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|accounts|providers|login|token|exec|refresh|import|logout|remove|rename|watch|rekey|help)
+    status|accounts|providers|login|token|exec|refresh|import|logout|remove|rename|watch|share|rekey|help)
         # Offer subcommand argument completions
         "_sesamectl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status accounts providers login token exec refresh import logout remove rename watch rekey help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status accounts providers login token exec refresh import logout remove rename watch share rekey help' -- "${cur}"))
         ;;
     esac
 }
@@ -478,6 +478,41 @@ _sesamectl_watch() {
         return
         ;;
     '--since')
+        return
+        ;;
+    esac
+}
+
+_sesamectl_share() {
+    repeating_flags=()
+    non_repeating_flags=(--id-token --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --for --mode --group --daemon-socket)
+    __sesamectl_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--for')
+        return
+        ;;
+    '--mode')
+        return
+        ;;
+    '--group')
+        return
+        ;;
+    '--daemon-socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __sesamectl_add_completions -W "$(eval 'sesamectl accounts --ids 2>/dev/null')"
         return
         ;;
     esac
