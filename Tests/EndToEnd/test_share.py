@@ -139,7 +139,7 @@ def test_a_shares_subscriber_sees_only_the_shared_accounts_events(daemon, accoun
         share.stop()
 
 
-@pytest.mark.parametrize("ending", ["SIGINT", "SIGTERM", "for", "logout", "remove"])
+@pytest.mark.parametrize("ending", ["SIGINT", "SIGTERM", "SIGHUP", "for", "logout", "remove", "sesamed stops"])
 def test_the_share_socket_is_gone_after_each_way_it_ends(daemon, accounts, tmp_path, ending):
     shared, _ = accounts
     path = tmp_path / "share.sock"
@@ -148,6 +148,8 @@ def test_the_share_socket_is_gone_after_each_way_it_ends(daemon, accounts, tmp_p
         assert through(share, "token", shared).returncode == 0 or ending == "for"
         if ending.startswith("SIG"):
             share.process.send_signal(getattr(signal, ending))
+        elif ending == "sesamed stops":
+            assert daemon.stop() == 0, daemon.log()
         elif ending in ("logout", "remove"):
             force = ["--force"] if ending == "remove" else []
             result = subprocess.run([str(SESAMECTL), ending, shared, *force, "--socket", str(daemon.socket_path)],
@@ -156,13 +158,14 @@ def test_the_share_socket_is_gone_after_each_way_it_ends(daemon, accounts, tmp_p
         status, stderr = share.ended()
         assert not path.exists(), stderr
         assert "share ended" in stderr and f"{path} is removed" in stderr, stderr
-        expected = {"SIGINT": 130, "SIGTERM": 143}.get(ending, 0)
+        expected = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}.get(ending, 0)
         assert status == expected, stderr
         # remove --force logs the account out first.
         reason = {"for": "its time ran out", "logout": "was logged out", "remove": "was logged out"}.get(ending)
         if reason:
             assert reason in stderr, stderr
-        daemon.wait_for_log("share ended")
+        if ending != "sesamed stops":
+            daemon.wait_for_log("share ended")
         # A consumer after the end is told there is nothing there, and that a share may have ended.
         result = through(share, "token", shared)
         assert result.returncode == 3 and "share" in result.stderr, result.stderr

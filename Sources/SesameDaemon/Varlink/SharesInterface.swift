@@ -61,7 +61,7 @@ struct SharesInterface: VarlinkInterface {
             share.end(try await endOf(share))
         } catch {
             // The relay hung up (or the daemon stops): the share ends with the call.
-            share.end("the share's relay hung up")
+            share.end("the share's relay hung up, or sesamed is stopping")
             Self.logEnd(of: share, logger)
             throw error
         }
