@@ -57,15 +57,7 @@ public struct Daemon: Sendable {
     private func serve(store: EncryptedStore, snapshot: SessionSnapshot, providers: Providers) async throws {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
-        let trust = Trust(
-            policy: configuration.accessPolicy,
-            limits: configuration.userLimits,
-            descriptorLimit: Trust.raiseOpenFileLimit()
-        )
-        logger.info(
-            "connections limited",
-            metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
-        )
+        let trust = makeTrust()
         // Each call runs with its caller recorded, so the events it causes are logged with PEER_UID=.
         let interfaces = Self.interfaces(
             engine: engine,
@@ -106,6 +98,20 @@ public struct Daemon: Sendable {
         } catch is CancellationError {
             // A graceful shutdown cancels what is still running; that is the normal way out.
         }
+    }
+
+    /// The policy and limits in force, with as many open files allowed as the system lets us have.
+    private func makeTrust() -> Trust {
+        let trust = Trust(
+            policy: configuration.accessPolicy,
+            limits: configuration.userLimits,
+            descriptorLimit: Trust.raiseOpenFileLimit()
+        )
+        logger.info(
+            "connections limited",
+            metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
+        )
+        return trust
     }
 
     /// The session engine over the store, refreshing through `providers`; every event it

@@ -65,16 +65,7 @@ public final class EncryptedStore: SessionPersistence {
             )
             return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
-        let contents: StoreContents
-        do {
-            contents = try decode(found.data, keys: keys, path: path)
-        } catch let error where error.isDamagedFile && policy == .moveAside {
-            let aside = path + ".damaged-" + Self.timestamp()
-            try AtomicFile.move(path, to: aside)
-            logger.error(
-                "the token store is damaged; moved it aside and starting with no accounts",
-                metadata: ["error": "\(error)", "moved_to": "\(aside)"]
-            )
+        guard let contents = try read(found.data, keys: keys, path: path, onDamage: policy, logger: logger) else {
             return try empty(path: path, keys: keys, mark: mark, logger: logger)
         }
         if let recorded = mark.recorded, contents.lastSequence < recorded {
@@ -96,6 +87,27 @@ public final class EncryptedStore: SessionPersistence {
             ]
         )
         return (store, snapshot)
+    }
+
+    /// The store file's contents, or nil when it was damaged and `policy` moved it aside.
+    private static func read(
+        _ data: Data,
+        keys: KeySources.Loaded,
+        path: String,
+        onDamage policy: DamagePolicy,
+        logger: Logger
+    ) throws(StoreError) -> StoreContents? {
+        do {
+            return try decode(data, keys: keys, path: path)
+        } catch let error where error.isDamagedFile && policy == .moveAside {
+            let aside = path + ".damaged-" + Self.timestamp()
+            try AtomicFile.move(path, to: aside)
+            logger.error(
+                "the token store is damaged; moved it aside and starting with no accounts",
+                metadata: ["error": "\(error)", "moved_to": "\(aside)"]
+            )
+            return nil
+        }
     }
 
     /// A store with no accounts, written at once so that the file exists and is sealed. Its

@@ -164,15 +164,7 @@ struct SesameUnderTest {
         try instance.prepare()
         let server = try instance.start()
         do {
-            var tokenLength = 1024
-            var account = try instance.importAccount(subject: "bench", tokenLength: tokenLength)
-            var reply = try instance.call(SesameInstance.getTokenMessage(account: account)).number("bytes")
-            if Int(reply) != replyBytes {
-                // The expiry's and the id's lengths are sesamed's; the token makes up the difference.
-                tokenLength += replyBytes - Int(reply)
-                account = try instance.importAccount(subject: "bench", tokenLength: tokenLength)
-                reply = try instance.call(SesameInstance.getTokenMessage(account: account)).number("bytes")
-            }
+            let (account, tokenLength, reply) = try instance.accountAnswering(replyBytes: replyBytes)
             let messages = VarlinkMessages(
                 getToken: SesameInstance.getTokenMessage(account: account),
                 trigger: SesameInstance.importMessage(subject: "bench", tokenLength: tokenLength)
@@ -209,5 +201,22 @@ struct SesameUnderTest {
             server.stop()
             throw error
         }
+    }
+}
+
+extension SesameInstance {
+    /// Imports the benchmark's account with a token long enough that GetToken's reply is
+    /// `replyBytes` long: the account, the token's length and the reply's measured length.
+    fileprivate func accountAnswering(replyBytes: Int) throws -> (account: String, tokenLength: Int, reply: Double) {
+        var tokenLength = 1024
+        var account = try importAccount(subject: "bench", tokenLength: tokenLength)
+        var reply = try call(SesameInstance.getTokenMessage(account: account)).number("bytes")
+        if Int(reply) != replyBytes {
+            // The expiry's and the id's lengths are sesamed's; the token makes up the difference.
+            tokenLength += replyBytes - Int(reply)
+            account = try importAccount(subject: "bench", tokenLength: tokenLength)
+            reply = try call(SesameInstance.getTokenMessage(account: account)).number("bytes")
+        }
+        return (account, tokenLength, reply)
     }
 }

@@ -44,7 +44,6 @@ struct Row {
         let cpu = Target(floorAtMost: 2.5, dbusAtMost: 0.5, text: "≤ 2.5× floor, ≤ 0.5× dbus")
         let broadcast = Target(floorAtMost: 1.5, dbusAtMost: 0.5, text: "≤ 1.5× floor, ≥ 2× faster than dbus")
         let rate = Target(floorAtLeast: 0.5, dbusAtLeast: 2, text: "≥ 0.5× floor and ≥ 2× dbus")
-        let (smallCount, largeCount) = (count(small), count(large))
         return [
             Row("server CPU per GetToken, 1 client", .serverCPU(clients: 1), .microseconds, cpu),
             Row("server CPU per GetToken, 8 clients", .serverCPU(clients: 8), .microseconds, cpu),
@@ -58,19 +57,19 @@ struct Row {
                 Target(floorAtLeast: 0.4, text: "≥ 0.4× floor")
             ),
             Row(
-                "one event to \(smallCount) subscribers, last receipt",
+                "one event to \(count(small)) subscribers, last receipt",
                 .broadcast(subscribers: small),
                 .milliseconds,
                 broadcast
             ),
             Row(
-                "one event to \(largeCount) subscribers, last receipt",
+                "one event to \(count(large)) subscribers, last receipt",
                 .broadcast(subscribers: large),
                 .milliseconds,
                 broadcast
             ),
             Row(
-                "deliveries/s at \(largeCount) subscribers",
+                "deliveries/s at \(count(large)) subscribers",
                 .deliveries,
                 .perSecond,
                 Target(floorAtLeast: 0.8, text: "≥ 0.8× floor")
@@ -94,13 +93,12 @@ struct Row {
 
     /// Figures shown for context, without a target.
     static func context(small: Int, large: Int) -> [Row] {
-        let (smallCount, largeCount) = (count(small), count(large))
         return [
-            Row("first to last receipt, \(smallCount) subscribers", .spread(subscribers: small), .milliseconds, nil),
-            Row("first to last receipt, \(largeCount) subscribers", .spread(subscribers: large), .milliseconds, nil),
+            Row("first to last receipt, \(count(small)) subscribers", .spread(subscribers: small), .milliseconds, nil),
+            Row("first to last receipt, \(count(large)) subscribers", .spread(subscribers: large), .milliseconds, nil),
             Row("kernel slab per idle subscriber (both socket ends, system-wide)", .kernelPerSubscriber, .bytes, nil),
             Row(
-                "trigger's own reply, \(largeCount) subscribers",
+                "trigger's own reply, \(count(large)) subscribers",
                 .triggerReply(subscribers: large),
                 .milliseconds,
                 nil

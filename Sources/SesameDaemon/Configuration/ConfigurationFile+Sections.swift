@@ -48,6 +48,18 @@ extension ConfigurationFile {
         }
     }
 
+    /// The counts under `[limits]`: where each goes, and the values it may take.
+    private static let limitCounts: [String: (WritableKeyPath<DaemonConfiguration, Int> & Sendable, ClosedRange<Int>)] =
+        [
+            "max_message_size": (\.maximumMessageSize, 1024...(64 << 20)),
+            "connections_per_user": (\.userLimits.connections, 1...65536),
+            "subscriptions_per_user": (\.userLimits.subscriptions, 1...65536),
+            "logins_per_user": (\.userLimits.logins, 1...1024),
+            "connections_total": (\.userLimits.totalConnections, 1...1_048_576),
+            "accounts_per_user": (\.userLimits.accounts, 1...65536),
+            "provider_calls_per_minute": (\.userLimits.providerCallsPerMinute, 1...100_000),
+        ]
+
     /// `[limits]`.
     static func readLimits(
         _ table: TOMLTable,
@@ -55,57 +67,15 @@ extension ConfigurationFile {
         _ reader: Reader,
         path: String
     ) throws(ConfigurationError) {
-        let tableName = "limits"
-        try reader.read(table, prefix: tableName) { key, value throws(ConfigurationError) in
-            switch key {
-            case "max_message_size":
-                configuration.maximumMessageSize = try reader.integer(
-                    value,
-                    key: "limits.max_message_size",
-                    in: 1024...(64 << 20)
-                )
-            case "connections_per_user":
-                configuration.userLimits.connections = try reader.integer(
-                    value,
-                    key: "limits.connections_per_user",
-                    in: 1...65536
-                )
-            case "subscriptions_per_user":
-                configuration.userLimits.subscriptions = try reader.integer(
-                    value,
-                    key: "limits.subscriptions_per_user",
-                    in: 1...65536
-                )
-            case "logins_per_user":
-                configuration.userLimits.logins = try reader.integer(
-                    value,
-                    key: "limits.logins_per_user",
-                    in: 1...1024
-                )
-            case "connections_total":
-                configuration.userLimits.totalConnections = try reader.integer(
-                    value,
-                    key: "limits.connections_total",
-                    in: 1...1_048_576
-                )
-            case "accounts_per_user":
-                configuration.userLimits.accounts = try reader.integer(
-                    value,
-                    key: "limits.accounts_per_user",
-                    in: 1...65536
-                )
-            case "unfinished_message_timeout":
+        try reader.read(table, prefix: "limits") { key, value throws(ConfigurationError) in
+            if key == "unfinished_message_timeout" {
                 configuration.unfinishedMessageTimeout = .seconds(
                     try reader.integer(value, key: "limits.unfinished_message_timeout", in: 1...3600)
                 )
-            case "provider_calls_per_minute":
-                configuration.userLimits.providerCallsPerMinute = try reader.integer(
-                    value,
-                    key: "limits.provider_calls_per_minute",
-                    in: 1...100_000
-                )
-            default: return false
+                return true
             }
+            guard let (field, range) = limitCounts[key] else { return false }
+            configuration[keyPath: field] = try reader.integer(value, key: "limits.\(key)", in: range)
             return true
         }
     }

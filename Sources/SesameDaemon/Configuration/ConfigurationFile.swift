@@ -205,50 +205,55 @@ struct Reader {
             guard let table = element.table else {
                 throw .wrongType(path: path, key: prefix, expected: "a table ([[grants]])")
             }
-            var principal: Principal?
-            var target: GrantTarget?
-            var rights: AccountRights?
-            var owner: UInt32?
-            func once<T>(_ slot: T?, _ what: String) throws(ConfigurationError) {
-                guard slot == nil else {
-                    throw .invalidValue(path: path, key: prefix, reason: "names more than one \(what)")
-                }
-            }
-            try read(table, prefix: prefix) { key, value throws(ConfigurationError) in
-                switch key {
-                case "user":
-                    try once(principal, "user or group")
-                    principal = .user(try userID(value, key: "\(prefix).user"))
-                case "group":
-                    try once(principal, "user or group")
-                    principal = .group(try groupID(value, key: "\(prefix).group"))
-                case "account", "provider":
-                    try once(target, "account or provider")
-                    guard let name = value.string, !name.isEmpty else {
-                        throw .wrongType(path: path, key: "\(prefix).\(key)", expected: "a non-empty string")
-                    }
-                    target = key == "account" ? .account(name) : .provider(name)
-                case "allow":
-                    rights = try allowed(value, key: "\(prefix).allow")
-                case "owner":
-                    owner = try userID(value, key: "\(prefix).owner")
-                default:
-                    return false
-                }
-                return true
-            }
-            guard let principal else {
-                throw .invalidValue(path: path, key: prefix, reason: "needs a user or a group")
-            }
-            guard let target else {
-                throw .invalidValue(path: path, key: prefix, reason: "needs an account or a provider")
-            }
-            guard let rights else {
-                throw .invalidValue(path: path, key: prefix, reason: "needs allow = [\"observe\"] or [\"use\"]")
-            }
-            grants.append(Grant(principal: principal, target: target, rights: rights, owner: owner))
+            grants.append(try grant(table, prefix: prefix))
         }
         return grants
+    }
+
+    /// One `[[grants]]` entry, `prefix` naming it in errors.
+    private func grant(_ table: TOMLTable, prefix: String) throws(ConfigurationError) -> Grant {
+        var principal: Principal?
+        var target: GrantTarget?
+        var rights: AccountRights?
+        var owner: UInt32?
+        func once<T>(_ slot: T?, _ what: String) throws(ConfigurationError) {
+            guard slot == nil else {
+                throw .invalidValue(path: path, key: prefix, reason: "names more than one \(what)")
+            }
+        }
+        try read(table, prefix: prefix) { key, value throws(ConfigurationError) in
+            switch key {
+            case "user":
+                try once(principal, "user or group")
+                principal = .user(try userID(value, key: "\(prefix).user"))
+            case "group":
+                try once(principal, "user or group")
+                principal = .group(try groupID(value, key: "\(prefix).group"))
+            case "account", "provider":
+                try once(target, "account or provider")
+                guard let name = value.string, !name.isEmpty else {
+                    throw .wrongType(path: path, key: "\(prefix).\(key)", expected: "a non-empty string")
+                }
+                target = key == "account" ? .account(name) : .provider(name)
+            case "allow":
+                rights = try allowed(value, key: "\(prefix).allow")
+            case "owner":
+                owner = try userID(value, key: "\(prefix).owner")
+            default:
+                return false
+            }
+            return true
+        }
+        guard let principal else {
+            throw .invalidValue(path: path, key: prefix, reason: "needs a user or a group")
+        }
+        guard let target else {
+            throw .invalidValue(path: path, key: prefix, reason: "needs an account or a provider")
+        }
+        guard let rights else {
+            throw .invalidValue(path: path, key: prefix, reason: "needs allow = [\"observe\"] or [\"use\"]")
+        }
+        return Grant(principal: principal, target: target, rights: rights, owner: owner)
     }
 
     private func allowed(_ value: any TOMLValueConvertible, key: String) throws(ConfigurationError) -> AccountRights {

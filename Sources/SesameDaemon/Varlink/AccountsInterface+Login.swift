@@ -21,25 +21,7 @@ extension AccountsInterface {
             switch flow {
             case .device:
                 guard more else { throw VarlinkError.expectedMore }
-                let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
-                let verification = Verification(
-                    uri: authorization.verificationURI,
-                    uriComplete: authorization.verificationURIComplete,
-                    userCode: authorization.userCode,
-                    expiresAt: authorization.expiresAt
-                )
-                try await context.send(VarlinkReply(LoginReply(verification: verification)))
-                let login = try await adapter.finishDeviceLogin(
-                    authorization,
-                    onTrouble: Self.troubleReporter(context)
-                )
-                return try await accountReply(
-                    for: login,
-                    provider: request.provider,
-                    adapter: adapter,
-                    owner: uid,
-                    context: context
-                )
+                return try await deviceLogin(request, adapter: adapter, owner: uid, context)
             case .authorizationCode:
                 // A provider that accepts only its registered redirect gets exactly that one.
                 guard let redirect = request.redirectUri, Self.isLoopbackRedirect(redirect),
@@ -60,6 +42,32 @@ extension AccountsInterface {
             Self.log(error, ofLoginWith: request.provider, context: context)
             throw VarlinkLoginError.provider(error)
         }
+    }
+
+    /// A device login (RFC 8628): the verification goes out as the first reply, the account as
+    /// the last once the person approved.
+    private func deviceLogin(
+        _ request: LoginParameters,
+        adapter: any ProviderAdapter,
+        owner: UInt32,
+        _ context: VarlinkCallContext
+    ) async throws -> VarlinkReply {
+        let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
+        let verification = Verification(
+            uri: authorization.verificationURI,
+            uriComplete: authorization.verificationURIComplete,
+            userCode: authorization.userCode,
+            expiresAt: authorization.expiresAt
+        )
+        try await context.send(VarlinkReply(LoginReply(verification: verification)))
+        let login = try await adapter.finishDeviceLogin(authorization, onTrouble: Self.troubleReporter(context))
+        return try await accountReply(
+            for: login,
+            provider: request.provider,
+            adapter: adapter,
+            owner: owner,
+            context: context
+        )
     }
 
     func completeLogin(_ request: CompleteLoginParameters, _ caller: Caller, _ context: VarlinkCallContext)

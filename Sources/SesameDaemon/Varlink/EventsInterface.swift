@@ -40,28 +40,13 @@ struct EventsInterface: VarlinkInterface {
     private func subscribe(_ parameters: SubscribeParameters, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
-        let kinds = parameters.kinds.map(Set.init)
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
         // Released when this returns, unless the subscription goes on through a stream,
         // which then releases it when it ends.
         var held = true
         defer { if held { trust.release(.subscription, for: peer.uid) } }
-        // The policy is read at every event, and the caller's groups again after each reload
-        // (and every half minute), so a grant or membership added or withdrawn applies to this
-        // subscription too. Sending looks the groups up anew when stale and checks with them.
-        let identity = FollowedIdentity(of: peer, trust: trust)
-        let (visible, visibleOrStale) = Self.visibility(
-            of: peer.uid,
-            identity: identity,
-            trust: trust,
-            share: context.scope.restriction as? ShareConsumer
-        )
-        let filter = EventFilter(
-            accounts: parameters.accounts.map { ids(of: $0, caller: peer.uid) },
-            kinds: kinds,
-            visibility: visibleOrStale
-        )
+        let (identity, visible, filter) = watch(parameters, context)
         // Checked again at sending: events queued before a reload withdrew a grant are dropped.
         func send(_ event: EventReply.Encoded) async throws {
             identity.refresh()
@@ -96,6 +81,29 @@ struct EventsInterface: VarlinkInterface {
         // The subscription only ends without an error when it is cancelled: the peer left or the
         // daemon is stopping, and nobody is there to read a final reply.
         throw CancellationError()
+    }
+
+    /// What the subscriber asked for and may see: its identity as followed, the strict check made
+    /// at sending, and the engine's filter. The policy is read at every event, and the caller's
+    /// groups again after each reload (and every half minute), so a grant or membership added or
+    /// withdrawn applies to a live subscription too; sending looks the groups up anew when stale.
+    private func watch(_ parameters: SubscribeParameters, _ context: VarlinkCallContext)
+        -> (identity: FollowedIdentity, visible: EventFilter.Visibility, filter: EventFilter)
+    {
+        let peer = context.peer
+        let identity = FollowedIdentity(of: peer, trust: trust)
+        let (visible, visibleOrStale) = Self.visibility(
+            of: peer.uid,
+            identity: identity,
+            trust: trust,
+            share: context.scope.restriction as? ShareConsumer
+        )
+        let filter = EventFilter(
+            accounts: parameters.accounts.map { ids(of: $0, caller: peer.uid) },
+            kinds: parameters.kinds.map(Set.init),
+            visibility: visibleOrStale
+        )
+        return (identity, visible, filter)
     }
 
     /// Who may see an event, strictly (the caller's rights with its groups as looked up), and
