@@ -32,7 +32,7 @@ struct Share: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "End the share after this long: 90s, 30m, 8h or 2d.")
     var duration: ShareDuration?
 
-    @Option(help: "The socket's permission bits, in octal: 0600 (the default) for you alone, 0660 with --group.")
+    @Option(help: "The socket's permission bits: 0600 (the default) for you alone, or 0660 for a group too.")
     var mode: SocketMode = SocketMode(bits: 0o600)
 
     @Option(help: "The group the socket belongs to, for --mode 0660.")
@@ -59,9 +59,9 @@ struct Share: AsyncParsableCommand {
             guard case .opened(let share)? = try await iterator.next() else {
                 throw ExitFailure.message("sesamed did not open the share")
             }
-            let socket = try SharedSocket.prepare(path)
+            let socket = try SharedSocket(preparing: path)
             // Before the socket exists, so no signal can leave it behind.
-            let signals = SharedSocket.removeOnSignals(socket)
+            let signals = socket.removeOnSignals()
             let relay = try await ShareRelay.start(
                 at: socket,
                 mode: mode.bits,
@@ -69,12 +69,12 @@ struct Share: AsyncParsableCommand {
                 share: share.id,
                 daemonSocket: options.socket ?? SesameClient.defaultSocketPath()
             )
-            printError(Self.started(share, accounts: accounts, at: socket))
+            printError(Self.started(share, accounts: accounts, at: socket.path))
             let reason = await Self.end(of: &iterator)
             signals.forEach { $0.cancel() }
             relay.close()
-            SharedSocket.remove(socket)
-            printError("share ended: \(reason); \(socket) is removed.")
+            socket.remove()
+            printError("share ended: \(reason); \(socket.path) is removed.")
         }
     }
 
@@ -92,6 +92,7 @@ struct Share: AsyncParsableCommand {
         }
     }
 
+    /// The line that says the share is open, where, until when and how to use it.
     private static func started(_ share: ShareInfo, accounts: [String], at socket: String) -> String {
         let until = share.expiresAt.map { " until \(Formatting.time($0))" } ?? ""
         return "sharing \(accounts.joined(separator: ", ")) on \(socket)\(until); "
@@ -103,6 +104,7 @@ struct Share: AsyncParsableCommand {
 struct ShareDuration: ExpressibleByArgument {
     let seconds: Int
 
+    /// Reads 90s, 30m, 8h or 2d (at most a year).
     init?(argument: String) {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         guard let unit = argument.last, let scale = units[unit], let count = Int(argument.dropLast()), count > 0,
@@ -112,15 +114,18 @@ struct ShareDuration: ExpressibleByArgument {
     }
 }
 
-/// Permission bits given in octal.
+/// A share socket's permission bits, given in octal: the owner's, and maybe a group's; never
+/// every user's, which would hand the accounts' tokens to anyone on the machine.
 struct SocketMode: ExpressibleByArgument {
     let bits: UInt16
 
+    /// The bits as they are.
     init(bits: UInt16) { self.bits = bits }
 
+    /// 0600 or 0660 (0640 and 0620 too, though a client needs to write as well as read).
     init?(argument: String) {
         // Read and write are what a socket's bits mean; anything else is a typo.
-        guard let bits = UInt16(argument, radix: 8), bits & ~0o666 == 0, bits & 0o600 == 0o600 else { return nil }
+        guard let bits = UInt16(argument, radix: 8), bits & ~0o660 == 0, bits & 0o600 == 0o600 else { return nil }
         self.bits = bits
     }
 

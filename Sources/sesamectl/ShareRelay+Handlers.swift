@@ -17,6 +17,7 @@ final class JoinHandler: ChannelInboundHandler {
     private var reply: ByteBuffer?
     private var passing = false
 
+    /// Sends `frame` (`Join`) and completes `accepted` when sesamed has said yes, or fails it.
     init(frame: ByteBuffer, accepted: EventLoopPromise<Void>) {
         self.frame = frame
         self.accepted = accepted
@@ -64,6 +65,13 @@ final class JoinHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         accepted.fail(ChannelError.ioOnClosedChannel)
         context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // sesamed closed its side before it answered (it stops, say): half-closure is allowed on
+        // this channel, so that comes as this event, not as the channel going inactive.
+        if !passing, let event = event as? ChannelEvent, event == .inputClosed { return refuse(context) }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -157,6 +165,7 @@ final class ActiveCallback: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     private let body: () -> Void
 
+    /// A handler that runs `body` when the channel becomes active.
     init(_ body: @escaping () -> Void) {
         self.body = body
     }

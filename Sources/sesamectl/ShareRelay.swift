@@ -12,17 +12,18 @@ import NIOPosix
 /// what it may do), and from then on the bytes pass through unread both ways.
 final class ShareRelay: Sendable {
     /// Connections relayed at once: each is also one of the user's connections to sesamed,
-    /// which sesamed limits per user, and the user's own commands need some too.
-    static let connectionLimit = 32
+    /// which sesamed limits per user (128 by default), and the user's own commands and other
+    /// shares (`Shares.perUser`) need some too.
+    static let connectionLimit = 16
     private let channel: any Channel
 
     private init(channel: any Channel) {
         self.channel = channel
     }
 
-    /// Listens at `path` (which `SharedSocket.prepare` cleared), the socket made with `mode`
-    /// and `group`, relaying to sesamed at `daemonSocket` for the share `share`.
-    static func start(at path: String, mode: UInt16, group: gid_t?, share: String, daemonSocket: String)
+    /// Listens at `socket`'s path, the socket made with `group` and `mode`, relaying to
+    /// sesamed at `daemonSocket` for the share `share`.
+    static func start(at socket: SharedSocket, mode: UInt16, group: gid_t?, share: String, daemonSocket: String)
         async throws -> ShareRelay
     {
         let budget = ConnectionBudget(limit: connectionLimit)
@@ -31,9 +32,10 @@ final class ShareRelay: Sendable {
                 guard budget.take() else { return consumer.close() }
                 consumer.closeFuture.whenComplete { _ in budget.give() }
                 return consumer.eventLoop.makeCompletedFuture {
+                    guard let options = consumer.syncOptions else { throw ChannelError.operationUnsupported }
                     // Nothing is read from the consumer until sesamed has said yes.
-                    try consumer.syncOptions?.setOption(.autoRead, value: false)
-                    try consumer.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+                    try options.setOption(.autoRead, value: false)
+                    try options.setOption(.allowRemoteHalfClosure, value: true)
                     // Started once the connection is active: relaying bytes needs a registered
                     // channel, and sesamed's answer can come before the accept is done.
                     try consumer.pipeline.syncOperations.addHandler(
@@ -41,23 +43,25 @@ final class ShareRelay: Sendable {
                     )
                 }
             }
-        // Made with no permission for anyone else from the start (umask), then given the mode
-        // asked for: never, even for a moment, open wider than that.
-        // The bind happens on an event loop thread: the mask stays until it is done.
+        // Made with no permission for anyone else from the start (umask), then given the group
+        // and mode asked for: never, even for a moment, open wider than that. The bind happens
+        // on an event loop thread: the mask stays until it is done.
         let previous = umask(0o177)
         defer { umask(previous) }
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            channel = try await bootstrap.bind(unixDomainSocketPath: socket.path).get()
         } catch {
-            throw ExitFailure.message("cannot listen at \(path): \(Self.reason(error))")
+            throw ExitFailure.message("cannot listen at \(socket.path): \(Self.reason(error))")
         }
+        socket.bound()
         let listener = ShareRelay(channel: channel)
-        guard chmod(path, mode_t(mode)) == 0, group.map({ chown(path, uid_t.max, $0) == 0 }) ?? true else {
-            let reason = String(cString: strerror(errno))
+        do {
+            try socket.setOwnership(mode: mode, group: group)
+        } catch {
             listener.close()
-            SharedSocket.remove(path)
-            throw ExitFailure.message("cannot set the mode or group of \(path): \(reason)")
+            socket.remove()
+            throw error
         }
         return listener
     }
@@ -67,6 +71,7 @@ final class ShareRelay: Sendable {
         channel.close(promise: nil)
     }
 
+    /// What failed, in words: the system's for an I/O error.
     private static func reason(_ error: any Error) -> String {
         (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
     }

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import SESAMECTL, Daemon, RawConnection, daemon_reachable_by_other_users, import_tokens, running, \
-    wait_until
+from harness import SESAMECTL, Daemon, RawConnection, call, daemon_reachable_by_other_users, import_tokens, \
+    running, wait_until
 
 ACCESS = "AT-share-5eca1e77"
 REFRESH = "RT-share-0b5cured"
@@ -103,12 +103,32 @@ def test_a_share_hands_out_its_accounts_tokens_and_nothing_else(daemon, accounts
             reply = conn.call(method, {"account": other})
             replies.append(reply)
             assert reply.get("error") == "io.sesame.Accounts.NoSuchAccount", (method, reply.get("error"))
+        # A name of an unshared account is as unknown as any other, and the refusal says only
+        # what was asked; a provider's name picks among the shared accounts alone.
+        assert call(daemon, "io.sesame.Accounts.Rename", {"account": other, "name": "secret"}).get("error") is None
+        for name in ("secret", "nosuch"):
+            reply = conn.call("io.sesame.Accounts.Get", {"account": name})
+            replies.append(reply)
+            assert reply.get("error") == "io.sesame.Accounts.NoSuchAccount"
+            assert reply["parameters"] == {"account": name}
+        reply = conn.call("io.sesame.Accounts.Get", {"account": "google"})
+        replies.append(reply)
+        assert reply["parameters"]["account"]["id"] == shared, reply.get("error")
+        # A token for another audience or resource would be a grant the owner never gave.
+        for narrowing in ({"audience": "api"}, {"resource": "https://api.example/"}):
+            reply = conn.call("io.sesame.Accounts.GetToken", {"account": shared, **narrowing})
+            assert reply.get("error") == "io.sesame.Shares.NotShared", reply.get("error")
         listed = conn.call("io.sesame.Accounts.List")
         replies.append(listed)
         assert [a["id"] for a in listed["parameters"]["accounts"]] == [shared]
         token = conn.call("io.sesame.Accounts.GetToken", {"account": shared})
         replies.append(token)
         assert set(token["parameters"]) <= {"accessToken", "tokenType", "expiresAt"}
+        # A consumer in a loop cannot flood the journal: the share's lines are bounded.
+        for _ in range(40):
+            assert "error" not in conn.call("io.sesame.Accounts.GetToken", {"account": shared})
+        lines = [line for line in daemon.log().splitlines() if "share handed out" in line or "share joined" in line]
+        assert 0 < len(lines) <= 20, len(lines)
         conn.close()
         # Nothing the share answered carries the refresh token, and the log names no token.
         assert REFRESH not in json.dumps(replies)
@@ -183,9 +203,10 @@ def test_the_share_socket_has_the_mode_and_group_asked_for(daemon, accounts, tmp
             assert (status.st_mode & 0o777, status.st_gid) == (mode, gid)
         finally:
             share.stop()
-    result = subprocess.run([str(SESAMECTL), "share", shared, "--socket", str(tmp_path / "x"), "--mode", "0777"],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 64, result.stderr
+    for mode in ("0777", "0666", "0606", "0400"):
+        result = subprocess.run([str(SESAMECTL), "share", shared, "--socket", str(tmp_path / "x"), "--mode", mode],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 64, (mode, result.stderr)
 
 
 def test_a_path_in_use_is_refused_and_a_dead_share_socket_is_replaced(daemon, accounts, tmp_path):

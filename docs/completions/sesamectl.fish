@@ -210,7 +210,7 @@ complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_op
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_positional "sesamectl share" -ge 1' -fka '(sesamectl accounts --ids 2>/dev/null)'
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" socket' -l 'socket' -d 'Where to serve the share (a path for a new Unix socket).' -rfka ''
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" for' -l 'for' -d 'End the share after this long: 90s, 30m, 8h or 2d.' -rfka ''
-complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" mode' -l 'mode' -d 'The socket\'s permission bits, in octal: 0600 (the default) for you alone, 0660 with --group.' -rfka ''
+complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" mode' -l 'mode' -d 'The socket\'s permission bits: 0600 (the default) for you alone, or 0660 for a group too.' -rfka ''
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" group' -l 'group' -d 'The group the socket belongs to, for --mode 0660.' -rfka ''
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" id-token' -l 'id-token' -d 'Also pass on the accounts\' ID tokens (GetIDToken).'
 complete -c 'sesamectl' -n '__sesamectl_should_offer_completions_for_flags_or_options "sesamectl share" daemon-socket' -l 'daemon-socket' -d 'sesamed\'s socket (default: as for every other command).' -rfka ''

@@ -10,7 +10,9 @@ extension AccountsInterface {
     /// not), counted as a call to the provider and made at most once in a while per account
     /// (`SessionEngine.refresh(_:ifCurrentAccessToken:)`), so asking again and again cannot
     /// make sesamed hammer a provider that re-issues none.
-    func getIDToken(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
+    func getIDToken(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let patience = providers.patience(for: account.provider)
         var tokens = try await engine.tokens(for: account.id, waitingAtMost: patience)
@@ -39,6 +41,7 @@ extension AccountsInterface {
                 )
             )
         }
+        caller.share?.handedOut("an ID token", of: account.id, logger: context.logger)
         return try VarlinkReply(GetIDTokenReply(idToken: idToken, expiresAt: expiry))
     }
 }

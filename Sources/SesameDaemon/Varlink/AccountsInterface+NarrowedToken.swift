@@ -6,9 +6,15 @@ import SesameVarlink
 extension AccountsInterface {
     /// `GetToken` with scopes, an audience or a resource: a token made for that alone, by token
     /// exchange (RFC 8693) for the account's own. One held is handed out again while good; one
-    /// to be had counts as a call to the provider.
-    func narrowedToken(_ request: GetTokenParameters, _ caller: Caller) async throws -> VarlinkReply {
+    /// to be had counts as a call to the provider. Through a share only fewer scopes may be asked
+    /// for: a token for another audience or resource would be a grant the owner never gave it.
+    func narrowedToken(_ request: GetTokenParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> VarlinkReply
+    {
         try Self.checkBounds(request)
+        if caller.share != nil, request.audience != nil || request.resource != nil {
+            throw VarlinkError(.notShared(method: "io.sesame.Accounts.GetToken with an audience or a resource"))
+        }
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let narrowing = request.narrowing
         // Fewer scopes for the account's own audience are a subset of the grant (RFC 8693 §5
@@ -30,6 +36,7 @@ extension AccountsInterface {
             narrowedTo: narrowing,
             waitingAtMost: providers.patience(for: account.provider)
         )
+        caller.share?.handedOut("a narrowed access token", of: account.id, logger: context.logger)
         return try VarlinkReply(
             GetTokenReply(
                 accessToken: tokens.accessToken,

@@ -66,11 +66,7 @@ struct AccountsInterface: VarlinkInterface {
         case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
         case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
         case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
-        case .getIDToken:
-            let request = try call.decodeParameters(AccountParameters.self)
-            let reply = try await getIDToken(request, caller)
-            caller.share?.handedOut("an ID token", of: request.account, logger: context.logger)
-            return reply
+        case .getIDToken: return try await getIDToken(call.decodeParameters(AccountParameters.self), caller, context)
         }
     }
 
@@ -85,11 +81,7 @@ struct AccountsInterface: VarlinkInterface {
     private func getToken(_ request: GetTokenParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> VarlinkReply
     {
-        guard request.narrowing.isEmpty else {
-            let reply = try await narrowedToken(request, caller)
-            caller.share?.handedOut("a narrowed access token", of: request.account, logger: context.logger)
-            return reply
-        }
+        guard request.narrowing.isEmpty else { return try await narrowedToken(request, caller, context) }
         // A token that needs no refresh is read without waiting for the engine, which may be
         // busy saving someone else's change; only a refresh (or an error) goes through it.
         let (account, current) = try usableAccount(request.account, caller)
@@ -117,7 +109,7 @@ struct AccountsInterface: VarlinkInterface {
             found = try engine.accountWithTokensWithoutWaiting(try engine.view.account(named: id, for: caller).id)
         }
         let (account, tokens) = found
-        try caller.check(.use, on: account)
+        try caller.check(.use, on: account, namedAs: id)
         return (account, tokens)
     }
 

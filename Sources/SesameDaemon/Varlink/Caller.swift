@@ -37,12 +37,13 @@ struct Caller: Sendable {
         rights(on: account).contains(.observe)
     }
 
-    /// Throws unless the caller holds `required` on `account`. An account the caller may not
-    /// observe is `NoSuchAccount`, exactly like one that does not exist; one it may observe but
-    /// not act on this way is `PermissionDenied`.
-    func check(_ required: AccountRights, on account: Account) throws {
+    /// Throws unless the caller holds `required` on `account`, which the caller named
+    /// `reference`. An account the caller may not observe is `NoSuchAccount` in the caller's own
+    /// words, exactly like one that does not exist (a name never comes back as an id); one it
+    /// may observe but not act on this way is `PermissionDenied`.
+    func check(_ required: AccountRights, on account: Account, namedAs reference: String) throws {
         let rights = rights(on: account)
-        guard rights.contains(.observe) else { throw SessionError.noSuchAccount(account.id) }
+        guard rights.contains(.observe) else { throw SessionError.noSuchAccount(reference) }
         guard rights.contains(required) else { throw VarlinkError.permissionDenied }
     }
 }
@@ -55,16 +56,19 @@ extension DaemonEngine {
         throws -> Account
     {
         let account = try (try? view.account(reference)) ?? view.account(named: reference, for: caller)
-        try caller.check(required, on: account)
+        try caller.check(required, on: account, namedAs: reference)
         return account
     }
 }
 
 extension SessionReadView {
     /// The caller's account that `reference`, which is no account's id, names (a name or a
-    /// provider's name); `NoSuchAccount` in the caller's own words when it names none.
+    /// provider's name); `NoSuchAccount` in the caller's own words when it names none. Through a
+    /// share, only the shared accounts have names: the others are not there to be counted.
     func account(named reference: String, for caller: Caller) throws(SessionError) -> Account {
-        guard let id = list().id(of: reference, caller: caller.peer.uid) else { throw .noSuchAccount(reference) }
+        var accounts = list()
+        if let shared = caller.share?.share.accounts { accounts.removeAll { !shared.contains($0.id) } }
+        guard let id = accounts.id(of: reference, caller: caller.peer.uid) else { throw .noSuchAccount(reference) }
         return try account(id)
     }
 }

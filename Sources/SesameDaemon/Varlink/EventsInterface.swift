@@ -112,9 +112,9 @@ struct EventsInterface: VarlinkInterface {
         -> (strict: EventFilter.Visibility, lenient: EventFilter.Visibility)
     {
         // A connection that joined a share sees the shared accounts' events and no others.
-        let shared = share?.share.accounts
+        let shared = share?.share
         let visible: EventFilter.Visibility = { account, provider, owner in
-            if let shared, !shared.contains(account) { return false }
+            if let shared, shared.endReason != nil || !shared.accounts.contains(account) { return false }
             // Asked twice for every event and subscriber; root and the owner need no policy.
             return AccessPolicy.holdsAllRights(uid: uid, owner: owner)
                 || trust.policy.rights(of: identity.current, account: account, provider: provider, owner: owner)
@@ -128,7 +128,7 @@ struct EventsInterface: VarlinkInterface {
         // until the lookup ends, as any other.
         let visibleOrStale: EventFilter.Visibility = { account, provider, owner in
             if visible(account, provider, owner) { return true }
-            if let shared, !shared.contains(account) { return false }
+            if let shared, !shared.accounts.contains(account) { return false }
             return trust.policy.groupsMayAllowObserving(account: account, provider: provider, owner: owner)
                 && identity.isStale
         }

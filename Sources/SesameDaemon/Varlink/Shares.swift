@@ -17,8 +17,12 @@ final class Share: Sendable {
     let idToken: Bool
     /// When it ends by itself, if it does.
     let expiresAt: Date?
+    /// What its consumers' calls may write to the log: a consumer in a loop would otherwise
+    /// write a line per token, and the lines that matter would be lost in the journal's limits.
+    let logBudget = PeerLogBudget(perWindow: 20)
     private let ending = Mutex<String?>(nil)
 
+    /// A share of `accounts` opened by `owner`, with an id of its own.
     init(owner: UInt32, accounts: Set<String>, idToken: Bool, expiresAt: Date?) {
         var random = SystemRandomNumberGenerator()
         self.id = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
@@ -36,6 +40,15 @@ final class Share: Sendable {
         ending.withLock { if $0 == nil { $0 = reason } }
     }
 
+    /// Logs `message` about the share at info, unless its consumers have used up its log budget.
+    func log(_ message: Logger.Message, _ metadata: Logger.Metadata, _ logger: Logger) {
+        guard let heldBack = logBudget.admit(0, at: .now) else { return }
+        var metadata = metadata
+        metadata["share"] = "\(id)"
+        if heldBack > 0 { metadata["held_back"] = "\(heldBack)" }
+        logger.info(message, metadata: metadata)
+    }
+
     /// The share as `Open` reports it.
     var info: ShareInfo {
         ShareInfo(id: id, accounts: accounts.sorted(), expiresAt: expiresAt, idToken: idToken)
@@ -50,6 +63,7 @@ struct ShareConsumer: ConnectionRestriction {
     let consumerUID: Int?
     let consumerPID: Int?
 
+    /// ShareEnded once the share has ended; NotShared for a method a share does not pass on.
     func refusal(of method: String) -> VarlinkError? {
         if let reason = share.endReason { return VarlinkError(.shareEnded(share: share.id, reason: reason)) }
         if SharesContract.consumerMethods.contains(method) { return nil }
@@ -63,23 +77,26 @@ struct ShareConsumer: ConnectionRestriction {
         share.accounts.contains(account) ? rights.intersection([.observe, .use]) : []
     }
 
-    /// Logs that a token of `account` went out through the share (never the token itself).
+    /// Logs that a token of `account` went out through the share (never the token itself),
+    /// within the share's log budget; the next line logged says how many were held back.
     func handedOut(_ what: String, of account: String, logger: Logger) {
-        logger.info(
-            "share handed out \(what)",
-            metadata: [
-                "share": "\(share.id)", "account": "\(account)",
-                "consumer_uid": "\(consumerUID.map(String.init) ?? "-")",
-                "consumer_pid": "\(consumerPID.map(String.init) ?? "-")",
-            ]
-        )
+        share.log("share handed out \(what)", consumerMetadata.merging(["account": "\(account)"]) { $1 }, logger)
+    }
+
+    /// The consumer as the relay saw it, as log metadata.
+    var consumerMetadata: Logger.Metadata {
+        [
+            "consumer_uid": "\(consumerUID.map(String.init) ?? "-")",
+            "consumer_pid": "\(consumerPID.map(String.init) ?? "-")",
+        ]
     }
 }
 
 /// The shares open now, at most `perUser` per uid: each holds a task and a subscription.
 final class Shares: Sendable {
-    /// How many shares one uid may have open.
-    static let perUser = 8
+    /// How many shares one uid may have open: each may relay as many connections as its relay
+    /// allows (16 for sesamectl's), all of them counted as the owner's.
+    static let perUser = 4
     /// How many accounts one share may offer.
     static let accountsPerShare = 16
     private let open = Mutex<[String: Share]>([:])

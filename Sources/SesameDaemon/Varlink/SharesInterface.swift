@@ -30,6 +30,7 @@ struct SharesInterface: VarlinkInterface {
         }
     }
 
+    /// `Open`: the share as opened, then, when it ends, why.
     private func open(_ request: OpenShareParameters, _ context: VarlinkCallContext) async throws -> VarlinkReply {
         let caller = Caller(context, trust: trust)
         guard (1...Shares.accountsPerShare).contains(request.accounts.count) else {
@@ -69,6 +70,7 @@ struct SharesInterface: VarlinkInterface {
         return try VarlinkReply(OpenShareReply(ended: share.endReason))
     }
 
+    /// Logs the share's end and its reason.
     private static func logEnd(of share: Share, _ logger: Logger) {
         logger.info("share ended", metadata: ["share": "\(share.id)", "reason": "\(share.endReason ?? "-")"])
     }
@@ -112,6 +114,7 @@ struct SharesInterface: VarlinkInterface {
         }
     }
 
+    /// `Join`: puts the calling connection under the share, if the caller opened it.
     private func join(_ request: JoinShareParameters, _ context: VarlinkCallContext) throws -> VarlinkReply {
         guard let share = shares.share(request.share, openedBy: context.peer.uid) else {
             throw VarlinkError(.shareEnded(share: request.share, reason: "no such share is open for this user"))
@@ -120,13 +123,7 @@ struct SharesInterface: VarlinkInterface {
         guard context.scope.restrict(to: consumer) else {
             throw VarlinkError(.notShared(method: SharesContract.Method.join.qualifiedName))
         }
-        context.logger.info(
-            "share joined",
-            metadata: [
-                "share": "\(share.id)", "consumer_uid": "\(request.consumerUid.map(String.init) ?? "-")",
-                "consumer_pid": "\(request.consumerPid.map(String.init) ?? "-")",
-            ]
-        )
+        share.log("share joined", consumer.consumerMetadata, context.logger)
         return try VarlinkReply(JoinShareReply(accounts: share.accounts.sorted()))
     }
 }

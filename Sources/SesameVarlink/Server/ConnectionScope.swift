@@ -13,25 +13,33 @@ public protocol ConnectionRestriction: Sendable {
 /// Every call's context carries it, so a handler can find what its connection was made into.
 public final class ConnectionScope: Sendable {
     private let current = Mutex<(any ConnectionRestriction)?>(nil)
+    /// Set, after `current`, once a restriction is in force: every call of every connection
+    /// looks, and almost none is restricted, so they look here first instead of taking the lock.
+    private let restricted = Atomic(false)
 
     /// A scope with no restriction yet.
     public init() {}
 
     /// The restriction in force, or nil while the connection may call anything.
-    public var restriction: (any ConnectionRestriction)? { current.withLock { $0 } }
+    public var restriction: (any ConnectionRestriction)? {
+        guard restricted.load(ordering: .acquiring) else { return nil }
+        return current.withLock { $0 }
+    }
 
     /// Puts the connection under `restriction` for the rest of its life. False when it is under
     /// one already: a restriction is never swapped for another, which might allow more.
     public func restrict(to restriction: any ConnectionRestriction) -> Bool {
-        current.withLock { current in
+        let set = current.withLock { current in
             guard current == nil else { return false }
             current = restriction
             return true
         }
+        if set { restricted.store(true, ordering: .releasing) }
+        return set
     }
 
     /// The error `method` is refused with on this connection, or nil to answer it.
     public func refusal(of method: String) -> VarlinkError? {
-        current.withLock { $0 }?.refusal(of: method)
+        restriction?.refusal(of: method)
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// a peer that sends bad messages in a loop would otherwise write a line to the journal for each
 /// and flood it. Each uid gets `perWindow` lines a `window`; what is held back after that is
 /// counted, and the next line let through says how many were.
-final class PeerLogBudget: Sendable {
+public final class PeerLogBudget: Sendable {
     private struct Window {
         var start: ContinuousClock.Instant
         var logged = 0
@@ -19,14 +19,15 @@ final class PeerLogBudget: Sendable {
     private static let trackedLimit = 4096
     private let windows = Mutex<[UInt32: Window]>([:])
 
-    init(perWindow: Int = 10, window: Duration = .seconds(60)) {
+    /// A budget of `perWindow` lines per uid and `window`.
+    public init(perWindow: Int = 10, window: Duration = .seconds(60)) {
         self.perWindow = perWindow
         self.window = window
     }
 
     /// Whether a line about `uid` may be logged `now`: nil when it is held back, else how many
     /// were held back since the last one logged (0 mostly).
-    func admit(_ uid: UInt32, at now: ContinuousClock.Instant) -> Int? {
+    public func admit(_ uid: UInt32, at now: ContinuousClock.Instant) -> Int? {
         windows.withLock { windows in
             if windows.count >= Self.trackedLimit, windows[uid] == nil {
                 windows = windows.filter { now - $0.value.start < window }

@@ -43,7 +43,7 @@ public enum VarlinkEndpointError: Error, Sendable, Hashable, CustomStringConvert
 }
 
 /// A file's identity on this machine.
-struct FileIdentity: Hashable, Sendable {
+public struct FileIdentity: Hashable, Sendable {
     var device: UInt64
     var inode: UInt64
 }
@@ -74,14 +74,14 @@ public enum UnixSocketPath {
     }
 
     /// Which file a path names now (device and inode), to tell our socket from a later one.
-    static func identity(of path: String) -> FileIdentity? {
+    public static func identity(of path: String) -> FileIdentity? {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     /// Removes the socket at `path` if it is still the one we bound; a newer daemon's is left alone.
-    static func remove(_ path: String, ifStill identity: FileIdentity) {
+    public static func remove(_ path: String, ifStill identity: FileIdentity) {
         if Self.identity(of: path) == identity {
             unlink(path)
         }
