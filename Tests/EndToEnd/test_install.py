@@ -77,7 +77,7 @@ def test_install_puts_everything_under_the_prefix_with_the_units_pointing_there(
                 assert (root / link.removeprefix("file:/")).is_file(), link
     system_socket = root / "usr/local/lib/systemd/system/sesamed.socket"
     assert set(" ".join(unit_setting(system_socket, "Symlinks")).split()) == {
-        f"/run/varlink/registry/io.sesame.{name}" for name in ("Accounts", "Events", "Admin")}
+        f"/run/varlink/registry/io.sesame.{name}" for name in ("Accounts", "Events", "Admin", "Shares")}
     # The shipped config is for a real machine: no generated key, the key file where rekey may write.
     config = (root / "etc/sesame/sesamed.toml").read_text()
     assert re.search(r"^allow_generated_key = false$", config, re.M)
