@@ -268,12 +268,12 @@ def test_refresh_ahead_keeps_the_token_fresh_without_anyone_asking(tmp_path, idp
     with running(oauth_daemon(tmp_path, idp, refresh_ahead=True)) as daemon:
         events = Subscription(daemon, kinds=["tokenRefreshed"])
         tokens = idp.device_login()
-        # Stated to live 30 s, the shortest lifetime refresh ahead plans for (shorter ones are
-        # refreshed on demand): the 60-s margin would make it due at once, so it is due at half
-        # its lifetime, 15 s after the import. The schedule itself is RefreshTests' (TestClock);
-        # this is the daemon doing it by itself against a real server.
+        # Stated to live 32 s, just over the shortest lifetime refresh ahead plans for (30 s;
+        # shorter ones are refreshed on demand): the 60-s margin would make it due at once, so it
+        # is due at half its lifetime, 16 s after the import. The schedule itself is
+        # RefreshTests' (TestClock); this is the daemon doing it by itself against a real server.
         import_tokens(daemon, provider="local", subject=subject_of(tokens["id_token"]),
-                      access_token=tokens["access_token"], refresh_token=tokens["refresh_token"], expires_in=30,
+                      access_token=tokens["access_token"], refresh_token=tokens["refresh_token"], expires_in=32,
                       scopes=SCOPES)
         assert events.next(timeout=60)["kind"] == "tokenRefreshed"
         assert idp.counters()["token_requests"].get("refresh_token") == 1
