@@ -94,7 +94,7 @@ def far_side(socket_path: Path, account: str) -> str:
     socket; nothing else of Sesame is there."""
     env = f"SESAME_SOCKET={shlex.quote(str(socket_path))}"
     helper = f"printf 'protocol=https\\nhost=git.example\\n\\n' | {env} {GIT_CREDENTIAL_SESAME} --account {account} get"
-    return (f"for i in $(seq 100); do [ -S {socket_path} ] && break; sleep 0.1; done; "
+    return (f"for i in $(seq 600); do [ -S {socket_path} ] && break; sleep 0.1; done; "
             f"{env} {SESAMECTL} token {account} && {helper}")
 
 
