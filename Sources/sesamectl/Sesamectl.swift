@@ -61,10 +61,17 @@ struct GlobalOptions: ParsableArguments {
     func connect() async throws -> SesameClient {
         do {
             return try await SesameClient.connect(socketPath: socket)
-        } catch SesameError.cannotConnect(let path, _) {
-            throw ExitFailure.notRunning(path: path)
-        } catch SesameError.accessDenied(let path) {
-            throw ExitFailure.accessDenied(path: path)
+        } catch let error as SesameError {
+            throw Self.explained(error)
+        }
+    }
+
+    /// A failure to connect as the person is told it: nothing listens there, or it refuses them.
+    static func explained(_ error: SesameError) -> any Error {
+        switch error {
+        case .cannotConnect(let path, _): ExitFailure.notRunning(path: path)
+        case .accessDenied(let path): ExitFailure.accessDenied(path: path)
+        default: error
         }
     }
 }

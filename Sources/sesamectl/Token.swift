@@ -88,14 +88,18 @@ struct Token: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let shown: (token: String, expiresAt: Date?, json: String) = try await options.withClient(about: account) {
-                client in
-                if idToken {
-                    let reply = try await client.idToken(for: account)
-                    return (reply.idToken, reply.expiresAt, try Formatting.json(reply))
+            let shown: (token: String, expiresAt: Date?, json: String)
+            if let reply = try oneShotAccessToken() {
+                shown = (reply.accessToken, reply.expiresAt, try Formatting.json(reply))
+            } else {
+                shown = try await options.withClient(about: account) { client in
+                    if idToken {
+                        let reply = try await client.idToken(for: account)
+                        return (reply.idToken, reply.expiresAt, try Formatting.json(reply))
+                    }
+                    let reply = try await accessToken(client)
+                    return (reply.accessToken, reply.expiresAt, try Formatting.json(reply))
                 }
-                let reply = try await accessToken(client)
-                return (reply.accessToken, reply.expiresAt, try Formatting.json(reply))
             }
             switch format ?? (json ? .json : .plain) {
             case .plain: printLine(shown.token)
@@ -103,6 +107,33 @@ struct Token: AsyncParsableCommand {
             case .execCredential: printLine(try ExecCredential.json(token: shown.token, expiresAt: shown.expiresAt))
             }
         }
+    }
+
+    /// The token of the common case, one GetToken, by one blocking call (`oneShotAccessToken`):
+    /// most of a `sesamectl token` run was starting the event loop the other verbs use. Nil
+    /// when this run needs more (an ID token, a refused token, a refresh for --min-valid) or
+    /// sesamed answered with an error that the full path words (a login needed names its
+    /// provider, which takes another call).
+    private func oneShotAccessToken() throws -> AccessToken? {
+        guard !idToken, !rejected else { return nil }
+        let token: AccessToken
+        do {
+            token = try SesameClient.oneShotAccessToken(
+                for: account,
+                scopes: scopes.isEmpty ? nil : scopes,
+                audience: audience,
+                resource: resource,
+                socketPath: options.socket
+            )
+        } catch let error as SesameError where error.needsLogin {
+            return nil
+        } catch let error as SesameError {
+            throw GlobalOptions.explained(error)
+        }
+        if let minValid, let expiry = token.expiresAt, expiry < Date().addingTimeInterval(TimeInterval(minValid)) {
+            return nil
+        }
+        return token
     }
 
     /// Whether a token made for less than the account's grant is asked for.

@@ -6,7 +6,7 @@ import Testing
 @testable import SesameVarlink
 
 /// A small interface that exercises single, streaming and failing calls.
-private struct TestInterface: VarlinkInterface {
+struct TestInterface: VarlinkInterface {
     let name = "org.example.test"
     let interfaceDescription = """
         interface org.example.test
@@ -51,7 +51,7 @@ private struct TestInterface: VarlinkInterface {
     }
 }
 
-private func withServer(maximumMessageSize: Int = 4096, _ body: (String) async throws -> Void) async throws {
+func withServer(maximumMessageSize: Int = 4096, _ body: (String) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
     let path = directory.appendingPathComponent("nested/test.socket").path
     defer { try? FileManager.default.removeItem(at: directory) }

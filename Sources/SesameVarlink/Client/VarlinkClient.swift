@@ -16,6 +16,16 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
     /// The server sent something that is not a Varlink reply.
     case invalidReply(String)
 
+    /// How a connect to `path` that failed with `error` is reported: a full queue (EAGAIN) is a
+    /// busy server, not a missing one.
+    init(connecting path: String, _ error: IOError) {
+        switch error.errnoCode {
+        case EAGAIN: self = .busy(path: path)
+        case EACCES, EPERM: self = .accessDenied(path: path)
+        default: self = .cannotConnect(path: path, reason: error.description)
+        }
+    }
+
     public var description: String {
         switch self {
         case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
@@ -63,12 +73,8 @@ public actor VarlinkClient {
         let asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             asyncChannel = try await openChannel(path, bootstrap, initializer)
-        } catch let error as IOError where error.errnoCode == EAGAIN {
-            throw VarlinkClientError.busy(path: path)
-        } catch let error as IOError where error.errnoCode == EACCES || error.errnoCode == EPERM {
-            throw VarlinkClientError.accessDenied(path: path)
         } catch let error as IOError {
-            throw VarlinkClientError.cannotConnect(path: path, reason: error.description)
+            throw VarlinkClientError(connecting: path, error)
         } catch {
             throw VarlinkClientError.cannotConnect(path: path, reason: "\(error)")
         }
