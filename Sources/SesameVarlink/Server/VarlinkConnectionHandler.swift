@@ -17,36 +17,36 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let shared: Shared
-    private var answerer: CallAnswerer { shared.answerer }
-    private var connections: OpenConnections { shared.connections }
-    private let id: OpenConnections.ID
-    private let peer: PeerCredentials
-    private let scope = ConnectionScope()
-    private var splitter: MessageSplitter
+    let shared: Shared
+    var answerer: CallAnswerer { shared.answerer }
+    var connections: OpenConnections { shared.connections }
+    let id: OpenConnections.ID
+    let peer: PeerCredentials
+    let scope = ConnectionScope()
+    var splitter: MessageSplitter
 
-    private var phase = Phase.ready
+    var phase = Phase.ready
     /// The call off the loop is a streaming one: reading goes on meanwhile (within
     /// `streamingReadLimit`), so the calls behind it and the peer's end of input are seen.
-    private var streaming = false
+    var streaming = false
     /// The peer has shut down its sending side.
-    private var inputClosed = false
+    var inputClosed = false
     /// The stream the current streaming call goes on through, once its handler left it, and
     /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).
-    private var continuingStream: VarlinkReplyStream?
-    private var continuingOneway = false
+    var continuingStream: VarlinkReplyStream?
+    var continuingOneway = false
     /// What arrived while a call was being answered; bounded, since no read is asked for until
     /// the queue is empty again (see the type's comment).
-    private var waiting = InboundQueue()
+    var waiting = InboundQueue()
     /// The part of a message this connection holds, as its uid's allowance counts it.
-    private var unfinished = UnfinishedMessageWatch()
+    var unfinished = UnfinishedMessageWatch()
     /// Bytes of messages parsed on the loop since this connection last caught up (`bytesInARow`).
-    private var parsedOnLoop = 0
+    var parsedOnLoop = 0
     /// A read was asked for while the connection was not ready; made when it is.
-    private var readDeferred = false
-    private var needsFlush = false
+    var readDeferred = false
+    var needsFlush = false
     /// Inside `channelRead`: writes are flushed once, at `channelReadComplete`.
-    private var reading = false
+    var reading = false
 
     init(shared: Shared, id: OpenConnections.ID, peer: PeerCredentials) {
         self.shared = shared
@@ -76,7 +76,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// What runs when a message stayed unfinished for the timeout. While nothing is read (a
     /// call ahead of it is being answered), the wait is not the peer's: the timer starts again.
-    private func unfinishedTimeout(context: ChannelHandlerContext) -> @Sendable () -> Void {
+    func unfinishedTimeout(context: ChannelHandlerContext) -> @Sendable () -> Void {
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         return {
             let (handler, context) = handler.value
@@ -94,7 +94,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Ends a connection that holds part of a message it may not (`UnfinishedMessages`); the
     /// replies already written are still sent.
-    private func closeForUnfinished(_ reason: String, context: ChannelHandlerContext) {
+    func closeForUnfinished(_ reason: String, context: ChannelHandlerContext) {
         guard !isEnding else { return }
         answerer.notice(
             "closing connection: \(reason)",
@@ -179,7 +179,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Whether more may be read now: when nothing is waiting to be served, or, behind a
     /// streaming call, until `streamingReadLimit` bytes wait.
-    private var mayRead: Bool {
+    var mayRead: Bool {
         switch phase {
         case .ready: waiting.isEmpty
         case .offLoop: streaming && waiting.messageBytes < Self.streamingReadLimit
@@ -188,19 +188,19 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Makes the read that was asked for while reading was held back, if it may be made now.
-    private func readIfDeferred(context: ChannelHandlerContext) {
+    func readIfDeferred(context: ChannelHandlerContext) {
         guard readDeferred, mayRead else { return }
         readDeferred = false
         context.read()
     }
 
     /// How much a peer may send behind a streaming call before reading stops.
-    private static let streamingReadLimit = 64 * 1024
+    static let streamingReadLimit = 64 * 1024
 
     /// Serves what has arrived until a call has to wait, then reads on if nothing is left.
     /// At most `callsInARow` are answered before the rest wait for the loop's next turn, so
     /// a peer that pipelines thousands of calls does not keep the loop from the others.
-    private func serveWaiting(context: ChannelHandlerContext) {
+    func serveWaiting(context: ChannelHandlerContext) {
         var served = 0
         while case .ready = phase, let next = waiting.popFirst() {
             switch next {
@@ -219,16 +219,16 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         if !reading { flushIfNeeded(context: context) }
     }
 
-    private static let callsInARow = 32
+    static let callsInARow = 32
     /// How many bytes of messages one connection may have parsed on the loop before it has
     /// caught up with what it sent. Parsing costs in proportion to size, and a task the loop
     /// runs to "yield" runs before the loop looks at anyone's I/O again (NIO runs every task
     /// that is due in one tick): 32 wide messages of 64 KiB in a row held every other
     /// connection of the loop for 0.7 s in a debug build. Past this share, a connection's
     /// messages are parsed on the large-message lane, off the loop.
-    private static let bytesInARow = LargeMessageLane.threshold
+    static let bytesInARow = LargeMessageLane.threshold
 
-    private func yieldTheLoop(context: ChannelHandlerContext) {
+    func yieldTheLoop(context: ChannelHandlerContext) {
         phase = .yielding
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.execute {
@@ -239,7 +239,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func serve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+    func serve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         // A large message, or one past this connection's share of the loop, is parsed and
         // answered off the loop, which other connections share.
         let size = frame.readableBytes
@@ -256,7 +256,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Starts answering a call that has fully arrived.
-    private func dispatch(_ call: VarlinkCall, mayAnswerAtOnce: Bool, context: ChannelHandlerContext) {
+    func dispatch(_ call: VarlinkCall, mayAnswerAtOnce: Bool, context: ChannelHandlerContext) {
         guard connections.begin(id, method: call.method) else {
             // The server is stopping: no new call is started.
             end(context: context)
@@ -271,7 +271,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Writes the final reply (none for a `oneway` call) and ends the call, or waits for the
     /// peer to make room for it.
-    private func replied(oneway: Bool, with reply: ByteBuffer, context: ChannelHandlerContext) {
+    func replied(oneway: Bool, with reply: ByteBuffer, context: ChannelHandlerContext) {
         if !oneway {
             context.write(wrapOutboundOut(reply), promise: nil)
             needsFlush = true
@@ -284,178 +284,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         callDone(context: context)
     }
 
-    private func callDone(context: ChannelHandlerContext) {
+    func callDone(context: ChannelHandlerContext) {
         guard connections.end(id) else {
             // The server is stopping: the connection ends now that its call is done.
             end(context: context)
             return
         }
-    }
-
-    private func answerOffLoop(_ call: VarlinkCall, context: ChannelHandlerContext) {
-        phase = .offLoop
-        streaming = call.more
-        readIfDeferred(context: context)
-        flushIfNeeded(context: context)
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let (answerer, peer, scope) = (self.answerer, self.peer, self.scope)
-        let outbound = ReplyWriter(channel: context.channel)
-        let task = connections.startTask { [eventLoop = context.eventLoop] in
-            let answer = await answerer.answer(call, outbound: outbound, peer: peer, scope: scope)
-            eventLoop.execute {
-                let (handler, context) = handler.value
-                handler.answeredOffLoop(call, with: answer, context: context)
-            }
-        }
-        connections.answerOffLoop(id, more: call.more, task: task)
-    }
-
-    private func answeredOffLoop(
-        _ call: VarlinkCall,
-        with answer: CallAnswerer.Answer,
-        context: ChannelHandlerContext
-    ) {
-        guard case .offLoop = phase else {
-            // Not expected (nothing ends a connection while its call is off the loop), but a
-            // stream nobody reads must still end, so that what waits for its end lets go.
-            if case .continuing(let stream) = answer { stream.hangUp() }
-            return
-        }
-        switch answer {
-        case .reply(let reply):
-            phase = .ready
-            streaming = false
-            replied(oneway: call.oneway, with: reply, context: context)
-            serveWaiting(context: context)
-        case .nothing:
-            callAbandoned(context: context)
-        case .continuing(let stream):
-            // The call goes on through the stream, still off the loop, with no task; reading
-            // goes on meanwhile, as behind any streaming call. Its end comes back as `Ended`.
-            continuingStream = stream
-            continuingOneway = call.oneway
-            stream.enterPipeline(at: context)
-            connections.stream(id, through: stream)
-            // The peer hung up, or the connection closed, while the handler was handing its
-            // call over.
-            if inputClosed || !context.channel.isActive { stream.hangUp() }
-            if let ending = stream.ending {
-                streamEnded(ending, context: context)
-            } else {
-                readIfDeferred(context: context)
-            }
-        }
-    }
-
-    /// The stream of the current streaming call ended: the call is over.
-    private func streamEnded(_ ending: VarlinkReplyStream.Ending, context: ChannelHandlerContext) {
-        guard case .offLoop = phase, let stream = continuingStream else { return }
-        continuingStream = nil
-        stream.leavePipeline()
-        guard case .fellBehind = ending else {
-            callAbandoned(context: context)
-            return
-        }
-        phase = .ready
-        streaming = false
-        replied(oneway: continuingOneway, with: stream.errorWhenBehind.frame(), context: context)
-        serveWaiting(context: context)
-    }
-
-    /// The call was cancelled, or the peer hung up: nothing is owed to it, and a stopping server
-    /// does not wait for it to read what is still buffered.
-    private func callAbandoned(context: ChannelHandlerContext) {
-        phase = .ready
-        streaming = false
-        // After a hang-up, calls pipelined behind the abandoned one are not answered: their
-        // replies would be read as the abandoned call's.
-        if connections.end(id), !inputClosed {
-            serveWaiting(context: context)
-        } else {
-            phase = .ending
-            context.close(promise: nil)
-        }
-    }
-
-    private func parseOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        phase = .offLoop
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let largeMessages = shared.largeMessages
-        _ = connections.startTask { [eventLoop = context.eventLoop] in
-            let parsed = await largeMessages.parse(frame)
-            eventLoop.execute {
-                let (handler, context) = handler.value
-                handler.parsedOffLoop(parsed, context: context)
-            }
-        }
-    }
-
-    private func parsedOffLoop(_ parsed: Result<VarlinkCall, VarlinkProtocolError>, context: ChannelHandlerContext) {
-        guard case .offLoop = phase else { return }
-        phase = .ready
-        switch parsed {
-        case .success(let call): dispatch(call, mayAnswerAtOnce: false, context: context)
-        case .failure(let error): refuse(error, context: context)
-        }
-        serveWaiting(context: context)
-    }
-
-    /// Answers a message that is not a call with `InvalidMessage`, and ends the connection.
-    private func refuse(_ error: VarlinkProtocolError, context: ChannelHandlerContext) {
-        answerer.notice("closing connection after an invalid message", peer: peer, metadata: ["error": "\(error)"])
-        end(answering: error, context: context)
-    }
-
-    /// Sends the protocol error, then ends the connection.
-    private func end(answering error: VarlinkProtocolError, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(error.varlinkError(in: answerer.protocolInterface).frame()), promise: nil)
-        needsFlush = true
-        end(context: context)
-    }
-
-    private func framingFailed(_ error: VarlinkFramingError, context: ChannelHandlerContext) {
-        switch error {
-        case .messageTooLarge(let limit):
-            answerer.notice(
-                "closing connection after a message over the size limit",
-                peer: peer,
-                metadata: ["limit": "\(limit)"]
-            )
-            end(answering: .messageTooLarge(limit: limit), context: context)
-        case .truncatedMessage(let bytes):
-            logTruncated(bytes: bytes)
-            end(context: context)
-        }
-    }
-
-    private func logTruncated(bytes: Int) {
-        answerer.log(.debug, "peer closed in the middle of a message", peer: peer, metadata: ["bytes": "\(bytes)"])
-    }
-
-    /// Closes the connection once everything written has been sent.
-    private func end(context: ChannelHandlerContext) {
-        guard !isEnding else { return }
-        phase = .ending
-        waiting.removeAll()
-        _ = splitter.discardUnfinished()
-        needsFlush = false
-        // NIO completes writes in order, so an empty one completes once everything written
-        // before it has been sent (or failed). A promise for that one write at the end, rather
-        // than one kept for every reply (issue 13).
-        let channel = context.channel
-        let sent = context.eventLoop.makePromise(of: Void.self)
-        sent.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: sent)
-    }
-
-    private var isEnding: Bool {
-        if case .ending = phase { return true }
-        return false
-    }
-
-    private func flushIfNeeded(context: ChannelHandlerContext) {
-        guard needsFlush else { return }
-        needsFlush = false
-        context.flush()
     }
 }
