@@ -92,30 +92,6 @@ public struct SesameClient: Sendable {
         return try await call(.getToken, parameters, GetTokenReply.self)
     }
 
-    /// `accessToken(for:scopes:audience:resource:)` on a connection of its own, made and read with
-    /// blocking calls on this thread (`VarlinkOneShot`): for a program that needs one token and
-    /// exits, which then starts no event loop. `socketPath` as for `connect`.
-    public static func oneShotAccessToken(
-        for account: String,
-        scopes: [String]? = nil,
-        audience: String? = nil,
-        resource: String? = nil,
-        socketPath: String? = nil
-    ) throws -> AccessToken {
-        let parameters = GetTokenParameters(account: account, scopes: scopes, audience: audience, resource: resource)
-        do {
-            return try VarlinkOneShot.call(
-                AccountsContract.Method.getToken.qualifiedName,
-                parameters: try members(parameters),
-                unixSocketPath: socketPath ?? defaultSocketPath()
-            ).decode(GetTokenReply.self)
-        } catch let error as VarlinkError {
-            throw SesameError(error)
-        } catch let error as VarlinkClientError {
-            throw SesameError(error)
-        }
-    }
-
     /// Ends the account's session; returns the account, now logged out, and whether the provider
     /// confirmed the revocation of its grant.
     @discardableResult

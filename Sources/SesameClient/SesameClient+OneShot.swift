@@ -1,0 +1,29 @@
+import FoundationEssentials
+import SesameProtocol
+import SesameVarlink
+
+extension SesameClient {
+    /// `accessToken(for:scopes:audience:resource:)` on a connection of its own, made and read with
+    /// blocking calls on this thread (`VarlinkOneShot`): for a program that needs one token and
+    /// exits, which then starts no event loop. `socketPath` as for `connect`.
+    public static func oneShotAccessToken(
+        for account: String,
+        scopes: [String]? = nil,
+        audience: String? = nil,
+        resource: String? = nil,
+        socketPath: String? = nil
+    ) throws -> AccessToken {
+        let parameters = GetTokenParameters(account: account, scopes: scopes, audience: audience, resource: resource)
+        do {
+            return try VarlinkOneShot.call(
+                AccountsContract.Method.getToken.qualifiedName,
+                parameters: try members(parameters),
+                unixSocketPath: socketPath ?? defaultSocketPath()
+            ).decode(GetTokenReply.self)
+        } catch let error as VarlinkError {
+            throw SesameError(error)
+        } catch let error as VarlinkClientError {
+            throw SesameError(error)
+        }
+    }
+}
