@@ -21,6 +21,7 @@ import Testing
     private func open(
         _ accounts: [String],
         expiresIn: Int? = nil,
+        idToken: Bool = false,
         on shares: SharesInterface,
         as uid: UInt32 = 1000
     ) async throws -> OpenedShare {
@@ -30,7 +31,9 @@ import Testing
             logger: Logger(label: "test"),
             streaming: true
         ) { reply in continuation.yield(try reply.decode(OpenShareReply.self)) }
-        let parameters = try JSONValue(encoding: OpenShareParameters(accounts: accounts, expiresIn: expiresIn))
+        let parameters = try JSONValue(
+            encoding: OpenShareParameters(accounts: accounts, expiresIn: expiresIn, idToken: idToken)
+        )
         let call = VarlinkCall(method: "io.sesame.Shares.Open", parameters: parameters.objectValue ?? [:], more: true)
         let task = Task { try await shares.handle(call, context: context) }
         let info = try #require(await replies.first { _ in true }?.share)
@@ -77,6 +80,18 @@ import Testing
         // The owner's own connections are not limited by the share.
         let own = try await fixture.accounts(.get, AccountParameters(account: other.id))
         #expect(own.errorName == nil)
+    }
+
+    @Test func aShareOpenedWithIDTokensPassesGetIDTokenOn() async throws {
+        let fixture = HandlerFixture()
+        let shared = try await fixture.imported()
+        let shares = interface(fixture)
+        let share = try await open([shared.id], idToken: true, on: shares)
+        defer { share.call.cancel() }
+        let connection = try await joined(share.info, shares)
+        // Passed on to the account, which has none to give: not refused by the share.
+        let reply = try await connection.call(fixture.accounts, "GetIDToken", AccountParameters(account: shared.id))
+        #expect(reply.errorName == "io.sesame.Accounts.NoIDToken")
     }
 
     @Test func onlyTheSharesOwnerMayJoinIt() async throws {
