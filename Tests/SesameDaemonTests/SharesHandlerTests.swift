@@ -114,6 +114,14 @@ import Testing
             more: true
         )
         #expect(taken.errorName == "io.sesame.Accounts.NoSuchAccount")
+        // Nor may a share's socket, which is logged, carry a line of its own.
+        let forged = try await InProcessCall(uid: 1000).call(
+            shares,
+            "Open",
+            OpenShareParameters(accounts: [shared.id], socket: "/tmp/s\ninfo sesamed: share ended"),
+            more: true
+        )
+        #expect(forged.errorName == VarlinkError.invalidParameter("socket").name)
     }
 
     @Test func theShareEndsWhenItsTimeRunsOutAndItsConnectionsAreRefusedThen() async throws {

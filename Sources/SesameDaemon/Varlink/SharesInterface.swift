@@ -39,6 +39,14 @@ struct SharesInterface: VarlinkInterface {
         if let seconds = request.expiresIn, !(1...Self.longestExpiry).contains(seconds) {
             throw VarlinkError.invalidParameter("expiresIn")
         }
+        // Only logged, but logged as given: a path's length, and no control character that
+        // could forge a line of its own in a plain-text log.
+        if let socket = request.socket,
+            socket.utf8.count > 4096
+                || socket.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw VarlinkError.invalidParameter("socket")
+        }
         let accounts = try request.accounts.map { try engine.account($0, for: caller, requiring: .use).id }
         let share = Share(
             owner: caller.peer.uid,
