@@ -15,6 +15,8 @@ public final class InstantClock: SessionClock {
     public var now: Date { current.withLock { $0 } }
 
     public func sleep(for duration: Duration) async throws {
+        // As a real clock's sleep does: a cancelled task's wait ends at once, with an error.
+        try Task.checkCancellation()
         current.withLock {
             $0 += TimeInterval(duration.components.seconds) + 1e-18 * Double(duration.components.attoseconds)
         }

@@ -23,52 +23,49 @@ private enum Secret {
     }
 }
 
+/// Where the fuzzed issuer says its endpoints are.
+private let fuzzIssuer = "https://issuer.example"
+
+/// Every endpoint of the fuzzed issuer, for the adapters that are not told by discovery.
+private let fuzzEndpoints = OAuthEndpoints(
+    tokenEndpoint: fuzzIssuer + "/token",
+    deviceAuthorizationEndpoint: fuzzIssuer + "/device",
+    authorizationEndpoint: fuzzIssuer + "/authorize",
+    revocationEndpoint: fuzzIssuer + "/revoke",
+    jwksURI: fuzzIssuer + "/jwks",
+    userinfoEndpoint: fuzzIssuer + "/userinfo",
+    issuer: fuzzIssuer
+)
+
+/// A provider file's configuration for the fuzzed issuer.
+private func configuration(
+    _ kind: ProviderKind,
+    discovery: Bool = false,
+    endpoints: OAuthEndpoints = fuzzEndpoints
+) -> ProviderConfiguration {
+    ProviderConfiguration(
+        name: "fuzz",
+        kind: kind,
+        issuer: fuzzIssuer,
+        discovery: discovery,
+        endpoints: endpoints,
+        clientID: "fuzz-client",
+        clientSecret: Secret.clientSecret
+    )
+}
+
 /// One adapter of each kind, pointed at endpoints the fuzz transport answers for.
 private func adapter(_ choice: Int, transport: FuzzTransport, clock: InstantClock) -> any ProviderAdapter {
-    let issuer = "https://issuer.example"
-    let endpoints = OAuthEndpoints(
-        tokenEndpoint: issuer + "/token",
-        deviceAuthorizationEndpoint: issuer + "/device",
-        authorizationEndpoint: issuer + "/authorize",
-        revocationEndpoint: issuer + "/revoke",
-        jwksURI: issuer + "/jwks",
-        userinfoEndpoint: issuer + "/userinfo",
-        issuer: issuer
-    )
-    func configuration(_ kind: ProviderKind, discovery: Bool, endpoints: OAuthEndpoints) -> ProviderConfiguration {
-        ProviderConfiguration(
-            name: "fuzz",
-            kind: kind,
-            issuer: issuer,
-            discovery: discovery,
-            endpoints: endpoints,
-            clientID: "fuzz-client",
-            clientSecret: Secret.clientSecret
-        )
-    }
     switch choice {
     case 0:
-        return GenericOIDCProvider(
-            configuration: configuration(.oidc, discovery: true, endpoints: OAuthEndpoints()),
-            transport: transport,
-            clock: clock
-        )
-    case 1:
-        return GenericOIDCProvider(
-            configuration: configuration(.oidc, discovery: false, endpoints: endpoints),
-            transport: transport,
-            clock: clock
-        )
-    case 2:
-        return GoogleProvider(
-            configuration: configuration(.google, discovery: false, endpoints: endpoints),
-            transport: transport,
-            clock: clock
-        )
+        let discovered = configuration(.oidc, discovery: true, endpoints: OAuthEndpoints())
+        return GenericOIDCProvider(configuration: discovered, transport: transport, clock: clock)
+    case 1: return GenericOIDCProvider(configuration: configuration(.oidc), transport: transport, clock: clock)
+    case 2: return GoogleProvider(configuration: configuration(.google), transport: transport, clock: clock)
     case 3:
         let settings = KakaoProvider.Settings()
         return KakaoProvider(
-            configuration: configuration(.kakao(settings), discovery: false, endpoints: endpoints),
+            configuration: configuration(.kakao(settings)),
             settings: settings,
             transport: transport,
             clock: clock
@@ -76,7 +73,7 @@ private func adapter(_ choice: Int, transport: FuzzTransport, clock: InstantCloc
     case 4:
         let settings = NaverProvider.Settings()
         return NaverProvider(
-            configuration: configuration(.naver(settings), discovery: false, endpoints: NaverProvider.endpoints),
+            configuration: configuration(.naver(settings), endpoints: NaverProvider.endpoints),
             settings: settings,
             transport: transport,
             clock: clock
@@ -84,7 +81,7 @@ private func adapter(_ choice: Int, transport: FuzzTransport, clock: InstantCloc
     default:
         let settings = AppleProvider.Settings(teamID: "TEAM", keyID: "KEY", privateKey: appleKey)
         return AppleProvider(
-            configuration: configuration(.apple(settings), discovery: false, endpoints: endpoints),
+            configuration: configuration(.apple(settings)),
             settings: settings,
             transport: transport,
             clock: clock

@@ -4,14 +4,27 @@ import SesameFuzzing
 import SesameProtocol
 @_spi(Fuzzing) import SesameVarlink
 
-/// A method by its qualified name, with its parameter and reply types.
-private typealias ContractMethod = (name: String, parameters: any Codable.Type, reply: any Codable.Type)
+/// A method's parameter and reply types.
+private typealias Signature = (parameters: any Codable.Type, reply: any Codable.Type)
 
-/// Every method of the three interfaces, typed as the handlers and SesameClient decode them.
-private func contractMethods() -> [ContractMethod] {
-    AccountsContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
-        + EventsContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
-        + AdminContract.Method.allCases.map { ($0.qualifiedName, $0.signature.parameters, $0.signature.reply) }
+/// The qualified names of every method of the four interfaces, made once: building them was
+/// string work that every input paid for. (The types stay behind `signature(at:)`: an existential
+/// metatype is not `Sendable`, so a global cannot hold them.)
+private let methodNames: [String] =
+    AccountsContract.Method.allCases.map(\.qualifiedName) + EventsContract.Method.allCases.map(\.qualifiedName)
+    + AdminContract.Method.allCases.map(\.qualifiedName) + SharesContract.Method.allCases.map(\.qualifiedName)
+
+/// The types of the method `methodNames[index]` names, as the handlers and SesameClient decode them.
+private func signature(at index: Int) -> Signature {
+    let (accounts, events, admin) = (
+        AccountsContract.Method.allCases, EventsContract.Method.allCases, AdminContract.Method.allCases
+    )
+    if index < accounts.count { return accounts[index].signature }
+    var rest = index - accounts.count
+    if rest < events.count { return events[rest].signature }
+    rest -= events.count
+    if rest < admin.count { return admin[rest].signature }
+    return SharesContract.Method.allCases[rest - admin.count].signature
 }
 
 /// The message size limits tried: tiny ones so that inputs of a few kilobytes reach the
@@ -40,10 +53,9 @@ func fuzzVarlink(_ buffer: UnsafeRawBufferPointer) {
     precondition(server.heldBytes == 0, "the unfinished message outlived the end of input")
     let expected = framesOfWholeInput(bytes, limit: limit)
     precondition(served == expected, "the server cut the stream differently from a reader of the whole input")
-    let methods = contractMethods()
     for item in served {
         if case .message(let frame) = item {
-            readFrame(frame, methods: methods, expectingReplyOf: methods[frame.readableBytes % methods.count])
+            readFrame(frame, expectingReplyOf: signature(at: frame.readableBytes % methodNames.count))
         }
     }
 }
@@ -75,8 +87,7 @@ private func framesOfWholeInput(_ bytes: [UInt8], limit: Int) -> [ServerFraming.
 /// its own re-encoding.
 private func readFrame(
     _ frame: ByteBuffer,
-    methods: [ContractMethod],
-    expectingReplyOf expected: ContractMethod
+    expectingReplyOf expected: Signature
 ) {
     if let call = try? VarlinkCall(frame: frame) {
         let object = try? JSONSerialization.jsonObject(with: Data(frame.readableBytesView)) as? [String: Any]
@@ -86,8 +97,8 @@ private func readFrame(
                 && (object?["oneway"] as? Bool ?? false) == call.oneway,
             "a call that parsed reads as another call to Foundation"
         )
-        if let method = methods.first(where: { $0.name == call.method }) {
-            _ = try? call.decodeParameters(method.parameters)
+        if let index = methodNames.firstIndex(of: call.method) {
+            _ = try? call.decodeParameters(signature(at: index).parameters)
         }
         guard let encoded = try? call.frame(), let again = try? VarlinkCall(frame: encoded.withoutTerminator())
         else {
