@@ -48,7 +48,9 @@ public final class GenericOIDCProvider: ProviderAdapter {
 
     /// Ends a grant the provider just issued that sesamed will not keep, by the provider's own means.
     func revokeIssued(_ tokens: TokenSet) async throws(ProviderError) {
-        if let revoker { try await revoker(self, tokens) } else { try await revoke(tokens) }
+        try await OAuthHTTP.redacting(tokens.secrets) { () async throws(ProviderError) in
+            if let revoker { try await revoker(self, tokens) } else { try await revoke(tokens) }
+        }
     }
 
     // MARK: Device flow (RFC 8628)

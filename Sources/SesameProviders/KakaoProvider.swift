@@ -105,7 +105,9 @@ public final class KakaoProvider: OIDCBasedAdapter {
     /// Logs out (or unlinks) with the access token. Kakao answers `code: -401` for an access
     /// token that expired; the refresh token then gets a current one, and the call is made again.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
-        try await Self.endSession(tokens, settings: settings, base: base)
+        try await OAuthHTTP.redacting(tokens.secrets) { () async throws(ProviderError) in
+            try await Self.endSession(tokens, settings: settings, base: base)
+        }
     }
 
     /// Logout (or unlink) with the access token, refreshing it once if Kakao says it is dead.

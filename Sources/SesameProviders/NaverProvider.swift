@@ -132,7 +132,9 @@ public final class NaverProvider: OIDCBasedAdapter {
     /// proves nothing: the deletion counts as confirmed only once the refresh token it should
     /// have ended is refused. A configured RFC 7009 endpoint is used instead.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
-        try await Self.delete(tokens, base: base)
+        try await OAuthHTTP.redacting(tokens.secrets) { () async throws(ProviderError) in
+            try await Self.delete(tokens, base: base)
+        }
     }
 
     /// Deletes the grant with `grant_type=delete` and checks that it ended, or uses a configured

@@ -230,3 +230,10 @@ struct TokenResponse: Decodable {
         )
     }
 }
+
+extension TokenSet {
+    /// Both tokens, for `OAuthHTTP.redacting`: the provider issued them, so what it says on any
+    /// request of an operation that holds them may repeat either, whichever that request carried
+    /// (fuzz-oauth found Naver's delete answer quoting the refresh token it was not sent).
+    var secrets: [String] { [accessToken] + (refreshToken.map { [$0] } ?? []) }
+}
