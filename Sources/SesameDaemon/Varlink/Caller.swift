@@ -11,17 +11,13 @@ struct Caller: Sendable {
 
     /// The caller of a call on `context`'s connection.
     init(_ context: VarlinkCallContext, trust: Trust) {
-        self.init(peer: context.peer, trust: trust, share: context.scope.restriction as? ShareConsumer)
-    }
-
-    init(peer: PeerCredentials, trust: Trust, share: ShareConsumer? = nil) {
         // One reading of the policy, for the identity and for judging it: the same rules for
         // both even across a reload, and one lock and copy less on every call.
         let policy = trust.policy
-        self.peer = peer
-        self.identity = trust.identity(of: peer, under: policy)
+        self.peer = context.peer
+        self.identity = trust.identity(of: context.peer, under: policy)
         self.policy = policy
-        self.share = share
+        self.share = context.scope.restriction as? ShareConsumer
     }
 
     var isRoot: Bool { peer.uid == 0 }
