@@ -101,11 +101,24 @@ extension GenericOIDCProvider {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
-            body = try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            body = try await Self.refreshGrant(refreshToken, of: tokens, through: tokenRequest)
         } catch {
             throw error.refreshFailure
         }
         return try await refreshed(body, account: account, tokens: tokens)
+    }
+
+    /// The refresh grant (RFC 6749 §6), posted through the adapter's own token request. It
+    /// carries only the refresh token, but the provider issued both tokens and its words on a
+    /// refusal may quote either, so both are cut out of them.
+    static func refreshGrant(
+        _ refreshToken: String,
+        of tokens: TokenSet,
+        through tokenRequest: ([(String, String)]) async throws(ProviderError) -> TokenResponse
+    ) async throws(ProviderError) -> TokenResponse {
+        try await OAuthHTTP.redacting(tokens.secrets) { () async throws(ProviderError) in
+            try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        }
     }
 
     /// The tokens a refresh answer carries, once its ID token, if any, checks out (OpenID

@@ -101,7 +101,7 @@ public final class GoogleProvider: OIDCBasedAdapter {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
-            body = try await base.tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            body = try await GenericOIDCProvider.refreshGrant(refreshToken, of: tokens, through: base.tokenRequest)
         } catch .rejected(error: "invalid_grant", description: "Token has been expired or revoked.", _) {
             throw .needsLogin(reason: Self.expiredOrRevoked)
         } catch {

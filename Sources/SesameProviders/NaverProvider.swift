@@ -105,7 +105,7 @@ public final class NaverProvider: OIDCBasedAdapter {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
-            body = try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            body = try await GenericOIDCProvider.refreshGrant(refreshToken, of: tokens, through: tokenRequest)
         } catch {
             throw error.refreshFailure
         }

@@ -82,6 +82,19 @@ import Testing
         }
     }
 
+    /// A refresh carries only the refresh token, but the provider issued the access token too and
+    /// may name it in its answer: neither reaches the reason a person and the log are given.
+    @Test func aRefusedRefreshNeverQuotesTheAccessTokenItDidNotCarry() async throws {
+        transport.on(Self.token, Reply.json(.badRequest, ["error": "revoked ACCESS-1 first"]))
+        do throws(RefreshFailure) {
+            _ = try await provider().refresh(account, tokens: tokens)
+            Issue.record("the refused refresh was accepted")
+        } catch {
+            guard case .needsLogin(let reason) = error else { throw error }
+            #expect(!reason.contains("ACCESS-1") && reason.contains(ProviderText.redaction))
+        }
+    }
+
     /// OpenID Connect Discovery 1.0 §4.2: an error in place of the discovery document refuses
     /// nothing the refresh asked for, so the session does not need a new login, and the
     /// provider's words, which may hold a token it issued, are not repeated (a fuzz finding).
