@@ -8,6 +8,14 @@ from harness import Daemon, running
 from idp_harness import IdentityProvider
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "serial: runs alone after the tests scripts/test runs on two workers, because it measures "
+        "timing under load or changes the machine",
+    )
+
+
 @pytest.fixture
 def daemon(tmp_path):
     """A running sesamed on a private socket (under pytest's 0700 tmp_path: only the user running

@@ -262,6 +262,17 @@ def daemon_reachable_by_other_users(config: str = "", **daemon_args):
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def verify_units(*unit_files, user: bool, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`systemd-analyze [--user] verify` of unit files given by path. The user manager's verify
+    loads every installed user unit too, under a runtime directory of its own: a short one, since
+    a socket path under it (gpg-agent's, say) must fit sun_path's 108 bytes and pytest's
+    directories need not."""
+    with tempfile.TemporaryDirectory(prefix="xdg-") as runtime:
+        return subprocess.run(["systemd-analyze"] + (["--user"] if user else []) + ["verify"]
+                              + [str(path) for path in unit_files], capture_output=True, text=True,
+                              timeout=60, env={**(env or os.environ), "XDG_RUNTIME_DIR": runtime})
+
+
 def call(daemon: Daemon, method: str, parameters: dict) -> dict:
     """One Varlink call on a connection of its own, closed afterwards; the reply as it came."""
     conn = RawConnection(daemon.socket_path, timeout=30)

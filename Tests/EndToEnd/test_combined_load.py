@@ -7,11 +7,17 @@ import json
 import subprocess
 import time
 
+import pytest
+
 from harness import SESAMECTL
 from test_connection_churn import CHURNER
 from test_event_loop_share import CLIFF_CONNECTIONS, UNREAD_CONNECTIONS
 from test_hostile_user import NOBODY, as_user, hostile, owner_account
 from vitals import Vitals, watched_daemon
+
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
 
 SECONDS = 8
 # Two processes churning in a tight loop keep the listen queue full (see test_connection_churn.py);

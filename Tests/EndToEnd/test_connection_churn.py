@@ -5,7 +5,13 @@ yet accepted (the listen backlog) so that the owner's sesamectl says "not runnin
 import subprocess
 import time
 
+import pytest
+
 from harness import SESAMECTL
+
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
 
 NOBODY = 65534
 # Several churning processes, so that they refill the queue faster than sesamed empties it on a

@@ -9,6 +9,10 @@ import pytest
 from test_hostile_user import NOBODY, hostile, owner_account
 from vitals import Vitals, watched_daemon
 
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
+
 CLIFF_CONNECTIONS = 4
 CLIFF_SECONDS = 5
 

@@ -24,6 +24,10 @@ from harness import (OFFLINE_PROVIDER, SESAMECTL, SESAMED, RawConnection, call, 
 from standin import Answer, StandIn
 from vitals import OWNER_ACCESS, Vitals, watched_daemon
 
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
+
 PEER = Path(__file__).resolve().parent / "peer.py"
 HOSTILE_PEER = Path(__file__).resolve().parent / "hostile_peer.py"
 NOBODY = 65534

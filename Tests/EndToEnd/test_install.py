@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import SESAMECTL, SESAMED, bin_dir
+from harness import SESAMECTL, SESAMED, bin_dir, verify_units
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "SESAME_BIN_DIR": str(bin_dir())}
@@ -168,15 +168,12 @@ def test_the_installed_units_pass_systemd_analyze(tmp_path):
     assert security.returncode == 0, security.stdout[-2000:] + security.stderr
     # The user manager's verify has no --root: check the installed user units by path, with
     # ExecStart= moved under the tree (the only line that names a file).
-    runtime = tmp_path / "xdg-runtime"
-    runtime.mkdir(mode=0o700)
     units = tmp_path / "user-units"
     units.mkdir()
     for name in ("sesamed.service", "sesamed.socket"):
         text = (root / "usr/local/lib/systemd/user" / name).read_text()
         (units / name).write_text(text.replace("ExecStart=/usr/local/", f"ExecStart={root}/usr/local/"))
-    verified = run("systemd-analyze", "--user", "verify", units / "sesamed.service", units / "sesamed.socket",
-                   env={**ENV, "XDG_RUNTIME_DIR": str(runtime)}, check=False)
+    verified = verify_units(units / "sesamed.service", units / "sesamed.socket", user=True, env=ENV)
     assert verified.returncode == 0 and verified.stdout == "" and verified.stderr == "", \
         verified.stdout + verified.stderr
 

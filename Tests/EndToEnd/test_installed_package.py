@@ -35,6 +35,8 @@ def installed_version() -> str | None:
 
 
 pytestmark = [
+    # Alone, after the parallel part of the suite (scripts/test): it changes the machine.
+    pytest.mark.serial,
     pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("apt-get"),
                        reason="installs a Debian package: needs root and apt-get"),
     pytest.mark.skipif(installed_version() is not None,

@@ -4,7 +4,13 @@ the next line written says how many were held back."""
 
 import subprocess
 
+import pytest
+
 from harness import wait_until
+
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
 
 NOBODY = 65534
 # Run as another uid: sends one malformed message on each of `count` connections, reading the

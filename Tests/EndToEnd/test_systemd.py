@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness import REPO, SESAMED, Daemon, NotifyListener, RawConnection, wait_until
+from harness import REPO, SESAMED, Daemon, NotifyListener, RawConnection, verify_units, wait_until
 
 
 def test_ready_only_once_the_socket_accepts_and_stopping_on_sigterm(tmp_path):
@@ -178,12 +178,6 @@ def test_systemd_analyze_accepts_the_units(tmp_path, scope):
         text = (source / name).read_text()
         # verify insists that ExecStart= exists; point it at the binary under test.
         (units / name).write_text(text.replace("/usr/local/bin/sesamed", str(SESAMED)))
-    runtime = tmp_path / "xdg-runtime"
-    runtime.mkdir(mode=0o700)
-    command = ["systemd-analyze"] + (["--user"] if scope == "user" else []) + ["verify"]
-    result = subprocess.run(
-        command + [str(units / "sesamed.service"), str(units / "sesamed.socket")],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-    )
+    result = verify_units(units / "sesamed.service", units / "sesamed.socket", user=scope == "user")
     # verify exits 0 even on unknown settings, so its output must be empty too.
     assert result.returncode == 0 and result.stdout == "" and result.stderr == "", result.stdout + result.stderr

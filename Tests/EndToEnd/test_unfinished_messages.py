@@ -4,9 +4,15 @@ uid's connections together hold at most eight of the largest messages' worth of 
 
 import subprocess
 
+import pytest
+
 from harness import wait_until
 from test_hostile_user import NOBODY, owner_account
 from vitals import Vitals, watched_daemon
+
+# Alone, after the parallel part of the suite (scripts/test): it bounds what the owner sees
+# while an attack runs, which a test on the other worker would skew.
+pytestmark = pytest.mark.serial
 
 MAX = 1 << 20  # max_message_size, the daemon's default
 CONNECTIONS = 32
