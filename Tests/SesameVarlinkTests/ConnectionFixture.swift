@@ -111,7 +111,11 @@ struct ConnectionFixture {
         )
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/test"))
         guard let id = connections.register(channel) else { throw ChannelError.ioOnClosedChannel }
-        let handler = VarlinkConnectionHandler(shared: shared, id: id, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
+        let handler = VarlinkConnectionHandler(
+            shared: shared,
+            id: id,
+            peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000)
+        )
         try await channel.pipeline.addHandlers([reads, handler])
     }
 
@@ -156,7 +160,9 @@ struct ConnectionFixture {
     func repliesSent() async throws -> [String] {
         var replies: [String] = []
         while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
-            if bytes.readableBytes > 0 { replies.append(String(buffer: bytes).replacingOccurrences(of: "\0", with: "")) }
+            if bytes.readableBytes > 0 {
+                replies.append(String(buffer: bytes).replacingOccurrences(of: "\0", with: ""))
+            }
         }
         return replies
     }

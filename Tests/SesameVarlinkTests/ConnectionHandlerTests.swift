@@ -10,7 +10,11 @@ import Testing
 @Suite struct ConnectionHandlerTests {
     @Test func pipelinedCallsAreAnsweredInTheOrderSentWhetherOnTheLoopOrOff() async throws {
         let connection = try await ConnectionFixture()
-        try await connection.send(steered("Later", #"{"text":"a"}"#), steered("Now"), steered("Later", #"{"text":"b"}"#))
+        try await connection.send(
+            steered("Later", #"{"text":"a"}"#),
+            steered("Now"),
+            steered("Later", #"{"text":"b"}"#)
+        )
         #expect(try await connection.reply() == #"{"parameters":{"text":"a"}}"#)
         #expect(try await connection.reply() == #"{"parameters":{"at":"once"}}"#)
         #expect(try await connection.reply() == #"{"parameters":{"text":"b"}}"#)
@@ -45,9 +49,9 @@ import Testing
 
     @Test func aConnectionThatPipelinesManyCallsLetsTheOthersOnTheLoopGoFirst() async throws {
         let connection = try await ConnectionFixture()
-        let calls = Array(repeating: steered("Now"), count: VarlinkConnectionHandler.callsInARow + 8)
+        let calls = Array(repeating: steered("Now"), count: ConnectionStateMachine.callsInARow + 8)
         try await connection.sendBytes(calls.map { $0 + "\0" }.joined())
-        #expect(try await connection.repliesSent().count == VarlinkConnectionHandler.callsInARow)
+        #expect(try await connection.repliesSent().count == ConnectionStateMachine.callsInARow)
         try await connection.channel.testingEventLoop.run()
         #expect(try await connection.repliesSent().count == 8)
     }

@@ -5,10 +5,10 @@ import Testing
 
 /// The connection handler's own framing: what it queues for each read, a failure, and the end.
 @Suite struct MessageSplitterTests {
-    private typealias Splitter = VarlinkConnectionHandler.MessageSplitter
+    private typealias Splitter = ConnectionStateMachine.MessageSplitter
 
     /// What `queue` holds, as text: messages as themselves, anything else by name.
-    private func drain(_ queue: inout VarlinkConnectionHandler.InboundQueue) -> [String] {
+    private func drain(_ queue: inout ConnectionStateMachine.InboundQueue) -> [String] {
         var items: [String] = []
         while let next = queue.popFirst() {
             switch next {
@@ -22,7 +22,7 @@ import Testing
 
     @Test func queuesEveryMessageOfAReadAndKeepsTheUnfinishedOneForTheNext() {
         var splitter = Splitter(maximumMessageSize: 64)
-        var queue = VarlinkConnectionHandler.InboundQueue()
+        var queue = ConnectionStateMachine.InboundQueue()
         splitter.split(ByteBuffer(string: "{\"a\":1}\0{\"b\":2}\0{\"c\""), into: &queue)
         #expect(queue.messageBytes == 14)
         #expect(drain(&queue) == [#"{"a":1}"#, #"{"b":2}"#])
@@ -33,7 +33,7 @@ import Testing
 
     @Test func aFailureIsQueuedInItsTurnAndWhatFollowsIsDropped() {
         var splitter = Splitter(maximumMessageSize: 8)
-        var queue = VarlinkConnectionHandler.InboundQueue()
+        var queue = ConnectionStateMachine.InboundQueue()
         splitter.split(ByteBuffer(string: "{}\0" + String(repeating: "x", count: 9)), into: &queue)
         splitter.split(ByteBuffer(string: "{}\0"), into: &queue)
         splitter.endOfInput(into: &queue)
@@ -42,7 +42,7 @@ import Testing
 
     @Test func anUnfinishedMessageAtTheEndOfInputIsATruncation() {
         var splitter = Splitter(maximumMessageSize: 64)
-        var queue = VarlinkConnectionHandler.InboundQueue()
+        var queue = ConnectionStateMachine.InboundQueue()
         splitter.split(ByteBuffer(string: "{}\0{\"me"), into: &queue)
         splitter.endOfInput(into: &queue)
         #expect(drain(&queue) == ["{}", "failed: truncatedMessage(bytes: 4)"])
@@ -52,7 +52,7 @@ import Testing
     /// A peer that always leaves half a message behind does not make the kept bytes grow.
     @Test func whatWasReadBeforeTheUnfinishedMessageIsNotKept() {
         var splitter = Splitter(maximumMessageSize: 64)
-        var queue = VarlinkConnectionHandler.InboundQueue()
+        var queue = ConnectionStateMachine.InboundQueue()
         splitter.split(ByteBuffer(string: "{\"x"), into: &queue)
         for _ in 0..<10_000 {
             splitter.split(ByteBuffer(string: "\":1}\0{\"x"), into: &queue)

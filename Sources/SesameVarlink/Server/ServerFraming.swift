@@ -1,8 +1,8 @@
 import NIOCore
 
-/// The server's own cutting of a connection's bytes into messages (the connection handler's
-/// splitter and inbound queue), offered to the varlink fuzz target: hostile input meets this
-/// path, not the client's decoder, so this is what must be fuzzed.
+/// The server's own cutting of a connection's bytes into messages, offered to the varlink fuzz
+/// target: hostile input meets this path, not the client's decoder, so this is what must be
+/// fuzzed. It is the connection handler's state machine itself, each call answered at once.
 @_spi(Fuzzing)
 public struct ServerFraming {
     /// One thing the server would serve, in order.
@@ -13,41 +13,54 @@ public struct ServerFraming {
         case failed(VarlinkFramingError)
     }
 
-    private var splitter: VarlinkConnectionHandler.MessageSplitter
-    private var queue = VarlinkConnectionHandler.InboundQueue()
+    private var machine: ConnectionStateMachine
 
     /// A connection whose messages may be at most `maximumMessageSize` bytes.
     public init(maximumMessageSize: Int) {
-        splitter = VarlinkConnectionHandler.MessageSplitter(maximumMessageSize: maximumMessageSize)
+        machine = ConnectionStateMachine(maximumMessageSize: maximumMessageSize)
     }
 
     /// Takes one read's `bytes` and returns what they completed.
     public mutating func receive(_ bytes: ByteBuffer) -> [Item] {
-        splitter.split(bytes, into: &queue)
-        return drain()
+        _ = machine.received(bytes)
+        return serve()
     }
 
     /// The peer closed its side: a message left unfinished comes back as a failure.
     public mutating func endOfInput() -> [Item] {
-        splitter.endOfInput(into: &queue)
-        return drain()
+        machine.inputEnded()
+        return serve()
     }
 
     /// The bytes held for a message still arriving: what the peer makes the server keep.
-    public var heldBytes: Int { splitter.heldBytes }
+    public var heldBytes: Int { machine.unfinishedBytes }
 
     /// The bytes of complete messages queued and not yet served (none once `receive` returns).
-    public var queuedMessageBytes: Int { queue.messageBytes }
+    public var queuedMessageBytes: Int { machine.waitingBytes }
 
-    private mutating func drain() -> [Item] {
+    /// Serves what arrived as the connection handler does, each call answered as it starts and
+    /// the loop given back at once whenever the machine yields it.
+    private mutating func serve() -> [Item] {
         var items: [Item] = []
-        while let inbound = queue.popFirst() {
-            switch inbound {
-            case .message(let frame): items.append(.message(frame))
-            case .framingFailed(let error): items.append(.failed(error))
-            case .inputClosed: break
+        machine.turnBegins()
+        while true {
+            switch machine.next() {
+            case .parseOnLoop(let frame):
+                items.append(.message(frame))
+            case .parseOffLoop(let frame):
+                items.append(.message(frame))
+                _ = machine.cameBackToLoop()
+            case .refuse(let error):
+                items.append(.failed(error))
+                _ = machine.beginEnding()
+                return items
+            case .end:
+                _ = machine.beginEnding()
+                return items
+            case .wait:
+                return items
             }
+            if machine.shouldYield(), machine.resume() { machine.turnBegins() }
         }
-        return items
     }
 }

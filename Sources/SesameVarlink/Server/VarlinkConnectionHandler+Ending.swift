@@ -37,10 +37,7 @@ extension VarlinkConnectionHandler {
 
     /// Closes the connection once everything written has been sent.
     func end(context: ChannelHandlerContext) {
-        guard !isEnding else { return }
-        phase = .ending
-        waiting.removeAll()
-        _ = splitter.discardUnfinished()
+        guard machine.beginEnding() else { return }
         needsFlush = false
         // NIO completes writes in order, so an empty one completes once everything written
         // before it has been sent (or failed). A promise for that one write at the end, rather
@@ -49,11 +46,6 @@ extension VarlinkConnectionHandler {
         let sent = context.eventLoop.makePromise(of: Void.self)
         sent.futureResult.whenComplete { _ in channel.close(promise: nil) }
         context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: sent)
-    }
-
-    var isEnding: Bool {
-        if case .ending = phase { return true }
-        return false
     }
 
     func flushIfNeeded(context: ChannelHandlerContext) {

@@ -4,9 +4,8 @@ import NIOCore
 /// without one, or parsed on the large-message lane first.
 extension VarlinkConnectionHandler {
     func answerOffLoop(_ call: VarlinkCall, context: ChannelHandlerContext) {
-        phase = .offLoop
-        streaming = call.more
-        readIfDeferred(context: context)
+        machine.wentOffLoop(streaming: call.more)
+        readIfHeld(context: context)
         flushIfNeeded(context: context)
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let (answerer, peer, scope) = (self.answerer, self.peer, self.scope)
@@ -26,7 +25,7 @@ extension VarlinkConnectionHandler {
         with answer: CallAnswerer.Answer,
         context: ChannelHandlerContext
     ) {
-        guard case .offLoop = phase else {
+        guard case .offLoop = machine.state else {
             // Not expected (nothing ends a connection while its call is off the loop), but a
             // stream nobody reads must still end, so that what waits for its end lets go.
             if case .continuing(let stream) = answer { stream.hangUp() }
@@ -34,8 +33,7 @@ extension VarlinkConnectionHandler {
         }
         switch answer {
         case .reply(let reply):
-            phase = .ready
-            streaming = false
+            _ = machine.cameBackToLoop()
             replied(oneway: call.oneway, with: reply, context: context)
             serveWaiting(context: context)
         case .nothing:
@@ -49,26 +47,25 @@ extension VarlinkConnectionHandler {
             connections.stream(id, through: stream)
             // The peer hung up, or the connection closed, while the handler was handing its
             // call over.
-            if inputClosed || !context.channel.isActive { stream.hangUp() }
+            if machine.inputClosed || !context.channel.isActive { stream.hangUp() }
             if let ending = stream.ending {
                 streamEnded(ending, context: context)
             } else {
-                readIfDeferred(context: context)
+                readIfHeld(context: context)
             }
         }
     }
 
     /// The stream of the current streaming call ended: the call is over.
     func streamEnded(_ ending: VarlinkReplyStream.Ending, context: ChannelHandlerContext) {
-        guard case .offLoop = phase, let stream = continuingStream else { return }
+        guard case .offLoop = machine.state, let stream = continuingStream else { return }
         continuingStream = nil
         stream.leavePipeline()
         guard case .fellBehind = ending else {
             callAbandoned(context: context)
             return
         }
-        phase = .ready
-        streaming = false
+        _ = machine.cameBackToLoop()
         replied(oneway: continuingOneway, with: stream.errorWhenBehind.frame(), context: context)
         serveWaiting(context: context)
     }
@@ -76,20 +73,19 @@ extension VarlinkConnectionHandler {
     /// The call was cancelled, or the peer hung up: nothing is owed to it, and a stopping server
     /// does not wait for it to read what is still buffered.
     func callAbandoned(context: ChannelHandlerContext) {
-        phase = .ready
-        streaming = false
+        _ = machine.cameBackToLoop()
         // After a hang-up, calls pipelined behind the abandoned one are not answered: their
         // replies would be read as the abandoned call's.
-        if connections.end(id), !inputClosed {
+        if connections.end(id), !machine.inputClosed {
             serveWaiting(context: context)
         } else {
-            phase = .ending
+            _ = machine.beginEnding()
             context.close(promise: nil)
         }
     }
 
+    /// Parses a message on the large-message lane; the machine waits for it meanwhile.
     func parseOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        phase = .offLoop
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let largeMessages = shared.largeMessages
         _ = connections.startTask { [eventLoop = context.eventLoop] in
@@ -102,8 +98,7 @@ extension VarlinkConnectionHandler {
     }
 
     func parsedOffLoop(_ parsed: Result<VarlinkCall, VarlinkProtocolError>, context: ChannelHandlerContext) {
-        guard case .offLoop = phase else { return }
-        phase = .ready
+        guard machine.cameBackToLoop() else { return }
         switch parsed {
         case .success(let call): dispatch(call, mayAnswerAtOnce: false, context: context)
         case .failure(let error): refuse(error, context: context)

@@ -1,17 +1,16 @@
 import Logging
 import NIOCore
 
-/// Serves one connection on its event loop, the calls in the order they arrived. A call its
-/// interface can answer without waiting (`answerAtOnce`: a token, an account, the service's
-/// info) is read, answered and written right here, with no task and no hop to another thread;
-/// any other call, a large one and a streaming one are answered by a task on the cooperative
-/// pool, and the calls behind it wait. While a call is off the loop, or the peer is not reading
-/// its replies, the connection asks for nothing more to be read: what piles up here is bounded
-/// by what NIO reads in one turn (and, at the peer's end of input, by its socket buffer).
+/// Serves one connection on its event loop, the calls in the order they arrived: a thin
+/// `ChannelDuplexHandler` over `ConnectionStateMachine`, which decides, while this carries out
+/// its steps on the channel. A call its interface can answer without waiting (`answerAtOnce`: a
+/// token, an account, the service's info) is read, answered and written right here, with no task
+/// and no hop to another thread; any other call, a large one and a streaming one are answered by
+/// a task on the cooperative pool, and the calls behind it wait.
 ///
-/// Every idle subscriber keeps one, so it is kept small (issue 13): it splits the byte stream
-/// into messages itself, with no `ByteToMessageHandler` in front (whose buffers and context
-/// cost 0.4 KiB), and what all of a server's connections share is held once (`Shared`).
+/// Every idle subscriber keeps one, so it is kept small: it splits the byte stream into messages
+/// itself, with no `ByteToMessageHandler` in front (whose buffers and context cost 0.4 KiB), and
+/// what all of a server's connections share is held once (`Shared`).
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -23,46 +22,31 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     let id: OpenConnections.ID
     let peer: PeerCredentials
     let scope = ConnectionScope()
-    var splitter: MessageSplitter
-
-    var phase = Phase.ready
-    /// The call off the loop is a streaming one: reading goes on meanwhile (within
-    /// `streamingReadLimit`), so the calls behind it and the peer's end of input are seen.
-    var streaming = false
-    /// The peer has shut down its sending side.
-    var inputClosed = false
+    var machine: ConnectionStateMachine
     /// The stream the current streaming call goes on through, once its handler left it, and
     /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).
     var continuingStream: VarlinkReplyStream?
     var continuingOneway = false
-    /// What arrived while a call was being answered; bounded, since no read is asked for until
-    /// the queue is empty again (see the type's comment).
-    var waiting = InboundQueue()
     /// The part of a message this connection holds, as its uid's allowance counts it.
     var unfinished = UnfinishedMessageWatch()
-    /// Bytes of messages parsed on the loop since this connection last caught up (`bytesInARow`).
-    var parsedOnLoop = 0
-    /// A read was asked for while the connection was not ready; made when it is.
-    var readDeferred = false
     var needsFlush = false
     /// Inside `channelRead`: writes are flushed once, at `channelReadComplete`.
     var reading = false
 
     init(shared: Shared, id: OpenConnections.ID, peer: PeerCredentials) {
         self.shared = shared
-        self.splitter = MessageSplitter(maximumMessageSize: shared.maximumMessageSize)
+        self.machine = ConnectionStateMachine(maximumMessageSize: shared.maximumMessageSize)
         self.id = id
         self.peer = peer
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reading = true
-        let completedBefore = splitter.completed
-        splitter.split(unwrapInboundIn(data), into: &waiting)
-        guard !isEnding else { return }
+        let completed = machine.received(unwrapInboundIn(data))
+        guard !machine.isEnding else { return }
         let held = unfinished.hold(
-            splitter.heldBytes,
-            completed: splitter.completed != completedBefore,
+            machine.unfinishedBytes,
+            completed: completed,
             uid: peer.uid,
             in: shared.unfinished,
             on: context.eventLoop,
@@ -72,37 +56,6 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return closeForUnfinished("this user's unfinished messages would hold too many bytes", context: context)
         }
         serveWaiting(context: context)
-    }
-
-    /// What runs when a message stayed unfinished for the timeout. While nothing is read (a
-    /// call ahead of it is being answered), the wait is not the peer's: the timer starts again.
-    func unfinishedTimeout(context: ChannelHandlerContext) -> @Sendable () -> Void {
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        return {
-            let (handler, context) = handler.value
-            guard handler.mayRead else {
-                handler.unfinished.restart(
-                    in: handler.shared.unfinished,
-                    on: context.eventLoop,
-                    onTimeout: handler.unfinishedTimeout(context: context)
-                )
-                return
-            }
-            handler.closeForUnfinished("a message stayed unfinished for too long", context: context)
-        }
-    }
-
-    /// Ends a connection that holds part of a message it may not (`UnfinishedMessages`); the
-    /// replies already written are still sent.
-    func closeForUnfinished(_ reason: String, context: ChannelHandlerContext) {
-        guard !isEnding else { return }
-        answerer.notice(
-            "closing connection: \(reason)",
-            peer: peer,
-            metadata: ["bytes": "\(splitter.heldBytes)", "user_bytes": "\(shared.unfinished.bytes(of: peer.uid))"]
-        )
-        unfinished.release(uid: peer.uid, in: shared.unfinished)
-        end(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -126,17 +79,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         // The peer sent all it will: what it sent is still answered, then the connection ends;
         // a streaming call, which has no end of its own, ends now.
-        splitter.endOfInput(into: &waiting)
-        inputClosed = true
+        let wasStreaming = machine.state == .offLoop(streaming: true)
+        machine.inputEnded()
         continuingStream?.hangUp()
-        if streaming { connections.cancelStreaming(id) }
-        waiting.append(.inputClosed)
+        if wasStreaming { connections.cancelStreaming(id) }
         serveWaiting(context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if case .waitingForPeer = phase, context.channel.isWritable {
-            phase = .ready
+        if context.channel.isWritable, machine.peerMadeRoom() {
             callDone(context: context)
             serveWaiting(context: context)
         }
@@ -147,8 +98,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         // A streaming call has no end of its own: the peer closing is how it ends.
         continuingStream?.hangUp()
         connections.cancelStreaming(id)
-        waiting.removeAll()
-        if let unfinished = splitter.discardUnfinished() { logTruncated(bytes: unfinished) }
+        if let unfinished = machine.closed() { logTruncated(bytes: unfinished) }
         context.fireChannelInactive()
     }
 
@@ -161,7 +111,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Lets go of what the connection held: its place among the open connections and the
     /// gate's slot. (Here rather than in a callback on the channel's close, which every idle
-    /// subscriber would keep, issue 13.)
+    /// subscriber would keep.)
     func connectionEnded() {
         unfinished.release(uid: peer.uid, in: shared.unfinished)
         connections.remove(id)
@@ -170,84 +120,46 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if mayRead {
-            context.read()
-        } else {
-            readDeferred = true
-        }
-    }
-
-    /// Whether more may be read now: when nothing is waiting to be served, or, behind a
-    /// streaming call, until `streamingReadLimit` bytes wait.
-    var mayRead: Bool {
-        switch phase {
-        case .ready: waiting.isEmpty
-        case .offLoop: streaming && waiting.messageBytes < Self.streamingReadLimit
-        case .waitingForPeer, .yielding, .ending: false
-        }
+        if machine.readRequested() { context.read() }
     }
 
     /// Makes the read that was asked for while reading was held back, if it may be made now.
-    func readIfDeferred(context: ChannelHandlerContext) {
-        guard readDeferred, mayRead else { return }
-        readDeferred = false
-        context.read()
+    func readIfHeld(context: ChannelHandlerContext) {
+        if machine.takeHeldRead() { context.read() }
     }
 
-    /// How much a peer may send behind a streaming call before reading stops.
-    static let streamingReadLimit = 64 * 1024
-
-    /// Serves what has arrived until a call has to wait, then reads on if nothing is left.
-    /// At most `callsInARow` are answered before the rest wait for the loop's next turn, so
-    /// a peer that pipelines thousands of calls does not keep the loop from the others.
+    /// Carries out the machine's steps with what has arrived until it has to wait, giving the
+    /// loop to the other connections once this one has had its share of the turn.
     func serveWaiting(context: ChannelHandlerContext) {
-        var served = 0
-        while case .ready = phase, let next = waiting.popFirst() {
-            switch next {
-            case .message(let frame): serve(frame, context: context)
-            case .framingFailed(let error): framingFailed(error, context: context)
-            case .inputClosed: end(context: context)
+        machine.turnBegins()
+        serving: while true {
+            switch machine.next() {
+            case .parseOnLoop(let frame): parseAndStart(frame, context: context)
+            case .parseOffLoop(let frame): parseOffLoop(frame, context: context)
+            case .refuse(let error): framingFailed(error, context: context)
+            case .end: end(context: context)
+            case .wait: break serving
             }
-            served += 1
-            if served == Self.callsInARow, case .ready = phase, !waiting.isEmpty {
+            if machine.shouldYield() {
                 yieldTheLoop(context: context)
+                break serving
             }
         }
-        // Caught up: what comes next needs a read, which waits its turn among the loop's I/O.
-        if waiting.isEmpty { parsedOnLoop = 0 }
-        readIfDeferred(context: context)
+        readIfHeld(context: context)
         if !reading { flushIfNeeded(context: context) }
     }
 
-    static let callsInARow = 32
-    /// How many bytes of messages one connection may have parsed on the loop before it has
-    /// caught up with what it sent. Parsing costs in proportion to size, and a task the loop
-    /// runs to "yield" runs before the loop looks at anyone's I/O again (NIO runs every task
-    /// that is due in one tick): 32 wide messages of 64 KiB in a row held every other
-    /// connection of the loop for 0.7 s in a debug build. Past this share, a connection's
-    /// messages are parsed on the large-message lane, off the loop.
-    static let bytesInARow = LargeMessageLane.threshold
-
+    /// Lets the loop run the other connections' I/O before this one's calls go on.
     func yieldTheLoop(context: ChannelHandlerContext) {
-        phase = .yielding
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.execute {
             let (handler, context) = handler.value
-            guard case .yielding = handler.phase else { return }
-            handler.phase = .ready
-            handler.serveWaiting(context: context)
+            if handler.machine.resume() { handler.serveWaiting(context: context) }
         }
     }
 
-    func serve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        // A large message, or one past this connection's share of the loop, is parsed and
-        // answered off the loop, which other connections share.
-        let size = frame.readableBytes
-        guard size <= LargeMessageLane.threshold, parsedOnLoop == 0 || parsedOnLoop + size <= Self.bytesInARow else {
-            parseOffLoop(frame, context: context)
-            return
-        }
-        parsedOnLoop += size
+    /// Parses a message on the loop and starts its call.
+    func parseAndStart(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         do {
             dispatch(try VarlinkCall(frame: frame), mayAnswerAtOnce: true, context: context)
         } catch {
@@ -276,8 +188,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             context.write(wrapOutboundOut(reply), promise: nil)
             needsFlush = true
         }
-        guard context.channel.isWritable else {
-            phase = .waitingForPeer
+        guard machine.replied(peerHasRoom: context.channel.isWritable) else {
             flushIfNeeded(context: context)
             return
         }

@@ -1,31 +1,7 @@
 import NIOCore
 
-/// What a connection handler keeps track of between calls.
-extension VarlinkConnectionHandler {
-    /// What every connection of a server uses, held once for all of them.
-    final class Shared: Sendable {
-        let answerer: CallAnswerer
-        let connections: OpenConnections
-        let gate: (any VarlinkConnectionGate)?
-        let largeMessages = LargeMessageLane()
-        let maximumMessageSize: Int
-        let unfinished: UnfinishedMessages
-
-        init(
-            answerer: CallAnswerer,
-            connections: OpenConnections,
-            gate: (any VarlinkConnectionGate)?,
-            maximumMessageSize: Int,
-            unfinished: UnfinishedMessages
-        ) {
-            self.answerer = answerer
-            self.connections = connections
-            self.gate = gate
-            self.maximumMessageSize = maximumMessageSize
-            self.unfinished = unfinished
-        }
-    }
-
+/// What arrives on a connection, split into messages and queued until it is served.
+extension ConnectionStateMachine {
     /// What came in, in order: a message, the framing's verdict on the stream, or its end.
     enum Inbound {
         case message(ByteBuffer)
@@ -33,25 +9,9 @@ extension VarlinkConnectionHandler {
         case inputClosed
     }
 
-    /// Whether the next call may start.
-    enum Phase {
-        /// Nothing is being answered.
-        case ready
-        /// A task answers a call (or parses a large one) off the loop.
-        case offLoop
-        /// A reply was written but the peer is not reading: the call counts as being answered
-        /// until the reply has room to leave.
-        case waitingForPeer
-        /// Enough calls were answered in a row: the rest wait for the loop's next turn, after
-        /// the other connections that are ready.
-        case yielding
-        /// The connection closes once what was written has been sent.
-        case ending
-    }
-
     /// What arrived and waits to be served, in order. The first is held in place and a queue
     /// is made only for more, and let go of once empty: a connection that sends one call at a
-    /// time, as most do, never has one (issue 13: 0.1 KiB per idle subscriber).
+    /// time, as most do, never has one (0.1 KiB per idle subscriber).
     struct InboundQueue {
         private var first: Inbound?
         private var rest: CircularBuffer<Inbound>?
@@ -85,7 +45,7 @@ extension VarlinkConnectionHandler {
 
     /// Splits the connection's byte stream into messages as it arrives, for the queue: here
     /// rather than in a `ByteToMessageHandler` in front, whose buffers and context cost every
-    /// idle subscriber 0.4 KiB (issue 13).
+    /// idle subscriber 0.4 KiB.
     struct MessageSplitter {
         private var decoder: VarlinkFrameDecoder
         /// The start of a message still arriving, if any.
