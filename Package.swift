@@ -157,13 +157,20 @@ let package = Package(
             ]
         ),
         // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.
-        .executableTarget(name: "sesame-example", dependencies: ["SesameClient"]),
+        // The release build stops every module from linking Foundation by itself (see
+        // scripts/lib/release-build); this program and the credential helpers use it, so they name it.
+        .executableTarget(
+            name: "sesame-example",
+            dependencies: ["SesameClient"],
+            linkerSettings: [.linkedLibrary("Foundation")]
+        ),
         // A toolchain fault the release build met (a function in a task-local), reproduced alone.
         .executableTarget(name: "repro-task-local-function"),
         // Credential helpers of other tools (git's), over SesameClient.
         .target(
             name: "SesameCredentialHelper",
-            dependencies: ["SesameClient", "SesameCore", .product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: ["SesameClient", "SesameCore", .product(name: "TOMLKit", package: "TOMLKit")],
+            linkerSettings: [.linkedLibrary("Foundation")]
         ),
         .executableTarget(name: "docker-credential-sesame", dependencies: ["SesameCredentialHelper"]),
         .executableTarget(

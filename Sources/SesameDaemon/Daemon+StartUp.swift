@@ -1,8 +1,14 @@
 import CProcessHardening
-import Foundation
+import FoundationEssentials
 import Logging
 import SesameCore
 import SesameStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Why the daemon could not start.
 public enum DaemonStartError: Error, Sendable, CustomStringConvertible {
@@ -91,7 +97,11 @@ extension Daemon {
                 attributes: [.posixPermissions: 0o700]
             )
         } catch {
-            throw DaemonStartError.stateDirectory(path: path, reason: (error as NSError).localizedDescription)
+            // The system's words for what failed (FoundationEssentials' errors carry the errno);
+            // Foundation's localizedDescription would link ICU into sesamed for this one message.
+            let posix = (error as? CocoaError)?.underlying as? POSIXError
+            let reason = posix.map { String(cString: strerror($0.code.rawValue)) } ?? "\(error)"
+            throw DaemonStartError.stateDirectory(path: path, reason: reason)
         }
     }
 }

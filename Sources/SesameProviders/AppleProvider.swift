@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JWTKit
 import SesameCore
 import SesameProtocol
@@ -57,7 +57,7 @@ public final class AppleProvider: OIDCBasedAdapter {
     public static let supportedFlows: [ProviderConfiguration.Flow] = []
     /// Why, and the code handover to use instead.
     public var loginUnavailable: String? {
-        Self.handoverOnly.replacingOccurrences(of: "import apple", with: "import \(configuration.name)")
+        Self.handoverOnly.replacing("import apple", with: "import \(configuration.name)")
     }
 
     /// Creates the adapter, sending over `transport` (which must outlive it) and reading time from `clock`.

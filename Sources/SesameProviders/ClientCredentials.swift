@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// How a client proves who it is at the token endpoint (RFC 6749 §2.3.1): with HTTP Basic, or

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Endpoints discovered once (OpenID Connect Discovery 1.0 §4 / RFC 8414 §3) and filled in
 /// with the provider file's explicit ones, and the ID-token validator built on them.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// What a provider says, asked now, of an access token Sesame holds.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// OAuth 2.0 Token Exchange (RFC 8693): a token for fewer scopes, another audience or a resource,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Who logged in, and whether later answers still speak of the same person: the ID token when

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Google: OpenID Connect with discovery, where Google's device flow and revocation differ from

@@ -1,5 +1,5 @@
 import ExtrasBase64
-import Foundation
+import FoundationEssentials
 import JWTKit
 
 /// The claims of an OpenID Connect ID token that Sesame relies on.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOHTTP1
 import SesameCore
 

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import SesameCore
@@ -105,11 +105,24 @@ struct OAuthHTTP: Sendable {
         }
     }
 
-    /// `application/x-www-form-urlencoded` escaping (RFC 6749 appendix B).
+    /// `application/x-www-form-urlencoded` escaping (RFC 6749 appendix B): the value's UTF-8
+    /// bytes, each outside RFC 3986's unreserved set (ASCII letters and digits, `-._~`) as `%XX`,
+    /// so a letter outside ASCII is escaped too.
     static func formEncode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+        let hexDigits = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
     }
 
     /// Classifies an answer of a token-style endpoint: the decoded success body, or the error

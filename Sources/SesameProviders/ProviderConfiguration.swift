@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One configured OAuth 2.0 / OpenID Connect provider, as `providers.d/NAME.toml` describes it.
 public struct ProviderConfiguration: Sendable, Hashable {

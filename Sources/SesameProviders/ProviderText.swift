@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Text that came from a provider (error codes, error descriptions, issuer names, header
 /// values), made fit for logs, events, replies and error messages. Some providers echo what a
@@ -80,7 +80,10 @@ public enum ProviderText {
     /// A name to show people, as a provider or a caller gave it: canonically composed, no
     /// control characters, at most 200 scalars and an ellipsis (at most 2,000 bytes with escapes).
     public static func displayName(_ name: String) -> String {
-        sanitized(name.precomposedStringWithCanonicalMapping, limit: 200)
+        // NFC by the standard library's own normalizer (the one String comparison uses, and
+        // Foundation's `precomposedStringWithCanonicalMapping` too): Foundation's version would
+        // link ICU and its 34 MB of data into sesamed for this one call.
+        sanitized(String(decoding: name._nfcCodeUnits, as: UTF8.self), limit: 200)
     }
 
     /// An OAuth error code as RFC 6749 §5.2 defines it (`%x20-21 / %x23-5B / %x5D-7E`), or a

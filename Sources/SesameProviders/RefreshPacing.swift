@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How often a provider lets one account's tokens be refreshed: the rules a provider documents
 /// and enforces by throttling or refusing, kept by sesamed before it asks.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemPackage
 
 #if canImport(Glibc)
@@ -36,7 +36,7 @@ enum AtomicFile {
     /// Like `write(_:to:)`, the file being `parts` one after the other, and returns the new file
     /// open for writing, so that records can be appended to it.
     static func writeKeepingOpen(_ parts: [Data], to path: String) throws(StoreError) -> OpenFile {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath(path).removingLastComponent().string
         let temporary = path + ".tmp"
         if unlink(temporary) != 0 && errno != ENOENT {
             throw .io(operation: "remove the stale", path: temporary, errno: errno)
@@ -108,7 +108,7 @@ enum AtomicFile {
     /// Renames `source` to `target` and makes the rename durable.
     static func move(_ source: String, to target: String) throws(StoreError) {
         guard rename(source, target) == 0 else { throw .io(operation: "rename", path: source, errno: errno) }
-        try syncDirectory((target as NSString).deletingLastPathComponent)
+        try syncDirectory(FilePath(target).removingLastComponent().string)
     }
 
     /// The file's contents, or nil when it does not exist.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -63,7 +63,7 @@ struct SequenceMark {
             }
             if let highest = slots.max(by: { $0.0 < $1.0 }) { return (highest.0, highest.1) }
         }
-        let text = String(decoding: data.prefix(128), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data.prefix(128), as: UTF8.self).trimmingWhitespace()
         guard text.hasPrefix(prefix), let sequence = UInt64(text.dropFirst(prefix.count)) else { return nil }
         return (sequence, nil)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Encodes snapshots into the store's plaintext, re-encoding only the accounts that changed

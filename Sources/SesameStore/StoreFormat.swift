@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The store file: a clear header saying what it is, which format and which key, then the state
 /// sealed with ChaCha20-Poly1305. The header is part of every seal's associated data, so changing

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// A 256-bit key that seals the token store, with a short public identifier derived from it, so
 /// a store can say which key it needs without revealing anything about the key.
@@ -44,7 +44,7 @@ public struct StoreKey: Sendable {
     /// Reads a key file's contents: 32 raw bytes, or 64 hex digits with optional whitespace.
     package static func parse(_ data: Data, source: String) throws(StoreError) -> StoreKey {
         if data.count == 32 { return try StoreKey(bytes: data, source: source) }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(String(decoding: data, as: UTF8.self).trimmingWhitespace())
         guard text.count == 64, let bytes = Self.hexBytes(text) else {
             throw .unusableKey(source: source, reason: "expected 32 raw bytes or 64 hex digits")
         }

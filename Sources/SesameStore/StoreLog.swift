@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// One change as a format-2 record after the first: the accounts added or changed, the ids of

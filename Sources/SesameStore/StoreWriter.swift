@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Writes the store file. A change is appended as one sealed record of what it changed and made
 /// durable with one fdatasync (the sequence mark takes one more), so its cost follows the size of the change, not of the store

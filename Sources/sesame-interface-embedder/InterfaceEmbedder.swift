@@ -1,7 +1,13 @@
 // Turns interfaces/*.varlink into Swift string literals, so the daemon serves exactly the
 // published contract with no data files to install beside the binary.
 // Usage: sesame-interface-embedder OUTPUT.swift INPUT.varlink...
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The build tool: an `@main` type rather than top-level code, so it also builds where the
 /// compiler parses every file as a library (the fuzzing build's `-sanitize=fuzzer` does).
@@ -17,7 +23,7 @@ enum InterfaceEmbedder {
             let text = try String(contentsOfFile: input, encoding: .utf8)
             let declaration = text.split(separator: "\n").first { $0.hasPrefix("interface ") }
             guard
-                let name = declaration?.dropFirst("interface ".count).trimmingCharacters(in: .whitespaces),
+                let name = declaration?.dropFirst("interface ".count).filter({ !$0.isWhitespace }),
                 !name.isEmpty
             else {
                 fail("\(input): no 'interface NAME' line", status: 1)
@@ -41,7 +47,8 @@ enum InterfaceEmbedder {
     }
 
     private static func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        var line = message + "\n"
+        line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
         exit(status)
     }
 }

@@ -1,8 +1,14 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import SesameCore
 import SesameDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The command line of the daemon: where its config, socket and state are; everything else is
 /// in the config file.

@@ -64,6 +64,14 @@ import Testing
         #expect(fresh.scopes == ["openid"])
     }
 
+    /// RFC 6749 appendix B: a value is encoded as its UTF-8 bytes, each outside RFC 3986's
+    /// unreserved set escaped, so a letter outside ASCII is escaped too (a Korean client id, say).
+    @Test func formEncodingEscapesEveryByteOutsideTheUnreservedSet() {
+        #expect(OAuthHTTP.formEncode("Az09-._~") == "Az09-._~")
+        #expect(OAuthHTTP.formEncode("a b+c/d:e&f=g") == "a%20b%2Bc%2Fd%3Ae%26f%3Dg")
+        #expect(OAuthHTTP.formEncode("é세") == "%C3%A9%EC%84%B8")
+    }
+
     @Test func aPublicClientNamesItselfInTheForm() async throws {
         transport.on(Self.token, Reply.json(["access_token": "ACCESS-2", "token_type": "Bearer"]))
         _ = try await provider(secret: nil).refresh(account, tokens: tokens)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 import SesameProtocol
 import SesameStore
@@ -102,8 +102,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             )
             state = (environment["XDG_STATE_HOME"] ?? home + "/.local/state") + "/sesame"
         }
-        let configDirectory = (defaultFilePath(environment: environment, uid: uid) as NSString)
-            .deletingLastPathComponent
+        let configFile = defaultFilePath(environment: environment, uid: uid)
+        let configDirectory = configFile[..<(configFile.lastIndex(of: "/") ?? configFile.startIndex)]
         return DaemonConfiguration(
             socketPath: (firstPath(environment["RUNTIME_DIRECTORY"]) ?? runtime) + "/" + SocketPaths.socketName,
             stateDirectory: firstPath(environment["STATE_DIRECTORY"]) ?? state,

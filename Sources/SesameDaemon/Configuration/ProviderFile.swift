@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import SesameProtocol
 import SesameProviders
 import TOMLKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// One provider file's table, read key by key with errors that name the file and the key.
 struct ProviderFile {
@@ -154,7 +160,7 @@ struct ProviderFile {
         } else {
             return nil
         }
-        let text = try ConfigurationFile.readText(source).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(try ConfigurationFile.readText(source).trimmingWhitespace())
         guard !text.isEmpty else { throw .invalidValue(path: path, key: fileKey, reason: "\(source) is empty") }
         return text
     }

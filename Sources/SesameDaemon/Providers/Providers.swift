@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
 import Logging
 import SesameCore
 import SesameProviders

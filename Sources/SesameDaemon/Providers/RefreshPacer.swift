@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameProviders
 import Synchronization

@@ -26,7 +26,7 @@ public struct SystemdNotifier: Sendable {
             case .ready: ["READY=1"]
             case .reloading(let usec): ["RELOADING=1", "MONOTONIC_USEC=\(usec)"]
             case .stopping: ["STOPPING=1"]
-            case .status(let text): ["STATUS=\(text.replacingOccurrences(of: "\n", with: " "))"]
+            case .status(let text): ["STATUS=\(text.replacing("\n", with: " "))"]
             case .watchdog: ["WATCHDOG=1"]
             }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Each uid's allowance of calls that reach a provider (imports, logins, redeemed codes,
 /// refreshes asked for): a bucket of `perMinute` calls, refilled at that rate. Providers count

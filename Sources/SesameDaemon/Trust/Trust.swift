@@ -1,8 +1,14 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameProtocol
 import SesameVarlink
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// How much one uid may hold at once, so that no user can starve the others.
 public struct UserLimits: Sendable, Hashable {
