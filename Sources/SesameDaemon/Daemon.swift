@@ -105,7 +105,7 @@ public struct Daemon: Sendable {
         let trust = Trust(
             policy: configuration.accessPolicy,
             limits: configuration.userLimits,
-            descriptorLimit: Trust.raiseOpenFileLimit()
+            descriptorLimit: OpenFileLimit.raise()
         )
         logger.info(
             "connections limited",

@@ -86,25 +86,11 @@ struct SesamedCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "sesamed")
-        Self.raiseDescriptorLimit()
         do {
             try await Daemon(configuration: configuration, reread: load, logger: logger).run()
         } catch {
             throw Failure("\(error)")
         }
-    }
-}
-
-extension SesamedCommand {
-    /// Every connection is a descriptor, and per-user limits only protect users from each other
-    /// if the daemon itself does not run out first: use the whole hard limit, as systemd
-    /// recommends for services that keep many sockets (its soft default is 1024).
-    fileprivate static func raiseDescriptorLimit() {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max
-        else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
 
