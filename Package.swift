@@ -105,7 +105,10 @@ let package = Package(
                 "SesameStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // It uses Foundation (Process, JSONSerialization), which the release build links only
+            // for a program that names it (scripts/lib/release-build).
+            linkerSettings: [.linkedLibrary("Foundation")]
         ),
         // sesame-bench's C programs (scripts/bench runs them as processes): the floor server, the
         // Varlink load and subscriber client, and the D-Bus reference service and clients.

@@ -13,6 +13,12 @@ import Testing
         #expect(JournalLogHandler.fieldName(for: "peer-uid.x") == "SESAME_PEER_UID_X")
     }
 
+    /// sd_notify(3): each assignment is one line, so a status that carries line breaks of any
+    /// kind (a provider's error text may end in CRLF) stays one assignment.
+    @Test func aStatusWithLineBreaksOfAnyKindIsOneAssignment() {
+        #expect(SystemdNotifier.State.status("a\r\nb\nc\rd").assignments == ["STATUS=a b c d"])
+    }
+
     @Test func journalIsOnlyUsedWhenStderrIsTheJournalStream() {
         #expect(!JournalLogHandler.isJournalConnected(environment: [:]))
         #expect(!JournalLogHandler.isJournalConnected(environment: ["JOURNAL_STREAM": "garbage"]))

@@ -111,12 +111,15 @@ struct ConnectionFixture {
         )
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/test"))
         guard let id = connections.register(channel) else { throw ChannelError.ioOnClosedChannel }
-        let handler = VarlinkConnectionHandler(
-            shared: shared,
-            id: id,
-            peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000)
-        )
-        try await channel.pipeline.addHandlers([reads, handler])
+        // The handler is made on the channel's loop, where it lives (it is not Sendable).
+        try await channel.testingEventLoop.executeInContext { [channel, reads] in
+            let handler = VarlinkConnectionHandler(
+                shared: shared,
+                id: id,
+                peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000)
+            )
+            try channel.pipeline.syncOperations.addHandlers([reads, handler])
+        }
     }
 
     /// Sends `messages` as the peer would, in one read, each ended by its NUL.

@@ -21,12 +21,18 @@ public struct SystemdNotifier: Sendable {
         /// The daemon is alive (resets the watchdog timer).
         case watchdog
 
+        /// `text` on one line, since a line break ends an assignment: every break (CRLF, which
+        /// Swift counts as one character, too) becomes a space.
+        static func oneLine(_ text: String) -> String {
+            text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).joined(separator: " ")
+        }
+
         var assignments: [String] {
             switch self {
             case .ready: ["READY=1"]
             case .reloading(let usec): ["RELOADING=1", "MONOTONIC_USEC=\(usec)"]
             case .stopping: ["STOPPING=1"]
-            case .status(let text): ["STATUS=\(text.replacing("\n", with: " "))"]
+            case .status(let text): ["STATUS=" + Self.oneLine(text)]
             case .watchdog: ["WATCHDOG=1"]
             }
         }

@@ -8,10 +8,10 @@ import Synchronization
 /// reload (SIGHUP) replaces policy and limits at once; every later check, including the event
 /// filters of live subscriptions, sees the new ones. Its other jobs are types of their own:
 /// `GroupCache` (who belongs to which group), `FollowedIdentity` (a subscriber's identity kept
-/// current), `OpenFileLimit`, and the connection gate (`Trust+ConnectionGate.swift`).
+/// current) and `OpenFileLimit`; the connection gate is the extension below.
 final class Trust: Sendable {
     /// Everything a reload or a request changes, under one lock.
-    struct State {
+    private struct State {
         var policy: AccessPolicy
         var limits: UserLimits
         var held: [LimitedResource: [UInt32: Int]] = [:]
@@ -20,10 +20,10 @@ final class Trust: Sendable {
         var generation: UInt64 = 0
     }
 
-    let state: Mutex<State>
+    private let state: Mutex<State>
     private let groupCache: GroupCache
     /// The process's open-file limit, which bounds the connections of all users together.
-    let descriptorLimit: Int
+    private let descriptorLimit: Int
 
     init(
         policy: AccessPolicy,
@@ -66,7 +66,7 @@ final class Trust: Sendable {
     }
 
     /// Takes one `resource` for `uid` in `state`, unless it holds its limit.
-    static func take(_ resource: LimitedResource, for uid: UInt32, besides: Int = 0, in state: inout State)
+    private static func take(_ resource: LimitedResource, for uid: UInt32, besides: Int = 0, in state: inout State)
         -> VarlinkError?
     {
         let limit = resource.limit(in: state.limits)
@@ -114,4 +114,27 @@ final class Trust: Sendable {
         return CallerIdentity(uid: peer.uid, groups: groups.union([peer.gid]))
     }
 
+}
+
+/// The gate every new connection passes before it is read: its uid's share of connections, and
+/// the total, which the process's open-file limit bounds.
+extension Trust: VarlinkConnectionGate {
+    /// Admits a connection within its uid's limit and the total; root has a reserve beyond
+    /// the total, so an administrator is still served when other users hold every connection.
+    func admit(_ peer: PeerCredentials) -> VarlinkError? {
+        let descriptorLimit = self.descriptorLimit
+        return state.withLock { state in
+            let total = state.limits.totalConnections(descriptorLimit: descriptorLimit)
+            let open = state.held[.connection, default: [:]].values.reduce(0, +)
+            guard open < total + (peer.uid == 0 ? UserLimits.rootReserve : 0) else {
+                return VarlinkError(.tooManyConnections(limit: total))
+            }
+            return Self.take(.connection, for: peer.uid, in: &state)
+        }
+    }
+
+    /// Gives back the connection `admit` let in.
+    func release(_ peer: PeerCredentials) {
+        release(.connection, for: peer.uid)
+    }
 }

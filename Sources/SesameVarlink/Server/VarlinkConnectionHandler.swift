@@ -79,10 +79,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         // The peer sent all it will: what it sent is still answered, then the connection ends;
         // a streaming call, which has no end of its own, ends now.
-        let wasStreaming = machine.state == .offLoop(streaming: true)
         machine.inputEnded()
         continuingStream?.hangUp()
-        if wasStreaming { connections.cancelStreaming(id) }
+        // Only a streaming call is cancelled (`cancelStreaming` leaves any other alone), also
+        // on a connection already ending.
+        connections.cancelStreaming(id)
         serveWaiting(context: context)
     }
 
