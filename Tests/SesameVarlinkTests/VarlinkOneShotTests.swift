@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOCore
 import Testing
 
 @testable import SesameVarlink
@@ -7,6 +8,27 @@ import Testing
 /// One call with blocking system calls (`VarlinkOneShot`), against the real server: the reply,
 /// an error reply as the error, and the connection's failures as `VarlinkClientError`.
 @Suite struct VarlinkOneShotTests {
+    /// A program that makes one call starts no event loop, so SIGPIPE keeps its default action:
+    /// a peer that closed (a share that ended, whose forwarded connection is closed at once) must
+    /// make the write fail, not end the program without a word. In a child process, since the
+    /// test runner's own SIGPIPE must stay as it is.
+    @Test func aPeerThatHasClosedFailsTheCallInsteadOfKillingTheProgram() async {
+        await #expect(processExitsWith: .success) {
+            signal(SIGPIPE, SIG_DFL)
+            var pair: [CInt] = [0, 0]
+            guard socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0, &pair) == 0 else { exit(2) }
+            close(pair[1])
+            do {
+                try VarlinkOneShot.send(ByteBuffer(string: "{}\0"), to: pair[0])
+                exit(3)
+            } catch VarlinkClientError.connectionClosed {
+                exit(0)
+            } catch {
+                exit(4)
+            }
+        }
+    }
+
     /// `VarlinkOneShot.call` on a thread of its own: it blocks, and a blocked thread of the
     /// cooperative pool (two on this machine) would starve the server and the other tests.
     private func call(

@@ -34,11 +34,15 @@ public enum VarlinkOneShot {
         return reply
     }
 
-    /// Writes all of `frame`, retrying after signals and short writes.
-    private static func send(_ frame: ByteBuffer, to descriptor: CInt) throws(VarlinkClientError) {
+    /// Writes all of `frame`, retrying after signals and short writes. MSG_NOSIGNAL: a program
+    /// making one call starts no event loop, so nothing set SIGPIPE aside, and a peer that has
+    /// closed (a share that ended) would end the program without a word instead of failing the call.
+    static func send(_ frame: ByteBuffer, to descriptor: CInt) throws(VarlinkClientError) {
         var remaining = frame.readableBytesView[...]
         while !remaining.isEmpty {
-            let written = remaining.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            let written = remaining.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, CInt(MSG_NOSIGNAL))
+            }
             if written < 0 {
                 guard errno == EINTR else { throw .connectionClosed }
                 continue
