@@ -121,9 +121,11 @@ public final class KakaoProvider: OIDCBasedAdapter {
             guard let refreshToken = tokens.refreshToken else {
                 throw .rejected(error: "invalid_token", description: nil)
             }
-            let current = try await base.tokenRequest([
-                ("grant_type", "refresh_token"), ("refresh_token", refreshToken),
-            ])
+            let current = try await GenericOIDCProvider.refreshGrant(
+                refreshToken,
+                of: tokens,
+                through: base.tokenRequest
+            )
             _ = try await api(endpoint, method: .POST, accessToken: current.accessToken, http: base.http)
         }
     }

@@ -76,9 +76,10 @@ public final class NaverProvider: OIDCBasedAdapter {
     {
         // Naver issued the code: what it says anywhere in this exchange may repeat it.
         try await OAuthHTTP.redacting([code]) { () async throws(ProviderError) in
-            let body = try await tokenRequest([
-                ("grant_type", "authorization_code"), ("code", code), ("state", request.state),
-            ])
+            let body = try await Self.tokenRequest(
+                [("grant_type", "authorization_code"), ("code", code), ("state", request.state)],
+                base: base
+            )
             return try await base.login(
                 body,
                 scopes: request.scopes,
@@ -93,9 +94,10 @@ public final class NaverProvider: OIDCBasedAdapter {
             throw .unsupported("redeeming a code without its state: Naver's token request requires it")
         }
         return try await OAuthHTTP.redacting([handover.code]) { () async throws(ProviderError) in
-            let body = try await tokenRequest([
-                ("grant_type", "authorization_code"), ("code", handover.code), ("state", state),
-            ])
+            let body = try await Self.tokenRequest(
+                [("grant_type", "authorization_code"), ("code", handover.code), ("state", state)],
+                base: base
+            )
             return try await base.login(body, scopes: configuration.scopes, nonce: nil)
         }
     }
@@ -105,7 +107,7 @@ public final class NaverProvider: OIDCBasedAdapter {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
-            body = try await GenericOIDCProvider.refreshGrant(refreshToken, of: tokens, through: tokenRequest)
+            body = try await Self.refreshGrant(refreshToken, of: tokens, base: base)
         } catch {
             throw error.refreshFailure
         }
@@ -145,9 +147,7 @@ public final class NaverProvider: OIDCBasedAdapter {
         if let expiry = tokens.accessTokenExpiresAt, expiry <= base.http.clock.now,
             let refreshToken = tokens.refreshToken
         {
-            accessToken =
-                try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], base: base)
-                .accessToken
+            accessToken = try await refreshGrant(refreshToken, of: tokens, base: base).accessToken
         }
         try await deleteRequest(accessToken: accessToken, base: base)
         guard let refreshToken = tokens.refreshToken else { return }
@@ -157,12 +157,7 @@ public final class NaverProvider: OIDCBasedAdapter {
         for attempt in 1...2 {
             let stillAlive: String
             do {
-                stillAlive =
-                    try await tokenRequest(
-                        [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
-                        base: base
-                    )
-                    .accessToken
+                stillAlive = try await refreshGrant(refreshToken, of: tokens, base: base).accessToken
             } catch .rejected(error: "invalid_grant", _, _) {
                 return  // the refresh token no longer works: the grant is gone
             } catch .rejected(let error, _, _) {
@@ -187,12 +182,17 @@ public final class NaverProvider: OIDCBasedAdapter {
         guard answer.result == "success" else { throw .invalidResponse("Naver did not confirm the deletion") }
     }
 
-    /// A token-endpoint request, and its answer read Naver's way: errors under HTTP 200, and
-    /// `expires_in` as a string.
-    private func tokenRequest(_ fields: [(String, String)]) async throws(ProviderError) -> TokenResponse {
-        try await Self.tokenRequest(fields, base: base)
+    /// The refresh grant through Naver's own token request (`GenericOIDCProvider.refreshGrant`).
+    private static func refreshGrant(_ refreshToken: String, of tokens: TokenSet, base: GenericOIDCProvider)
+        async throws(ProviderError) -> TokenResponse
+    {
+        try await GenericOIDCProvider.refreshGrant(refreshToken, of: tokens) { fields async throws(ProviderError) in
+            try await tokenRequest(fields, base: base)
+        }
     }
 
+    /// A token-endpoint request, and its answer read Naver's way: errors under HTTP 200, and
+    /// `expires_in` as a string.
     private static func tokenRequest(_ fields: [(String, String)], base: GenericOIDCProvider)
         async throws(ProviderError) -> TokenResponse
     {
