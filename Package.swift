@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "SesameCore"),
         .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
         // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
-        .target(name: "SesameProtocol", dependencies: ["SesameCore"]),
+        .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameVarlink"]),
         .target(
             name: "SesameVarlink",
             dependencies: [

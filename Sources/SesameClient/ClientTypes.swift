@@ -22,19 +22,9 @@ public typealias LoginFlow = SesameProtocol.LoginFlow
 /// An authorization code an app or web page obtained, with what its request was bound to.
 public typealias HandedOverCode = SesameProtocol.HandedOverCode
 
-/// What `org.varlink.service.GetInfo` reports about the daemon.
-public struct ServiceInfo: Sendable, Decodable, Hashable {
-    /// Who makes the service.
-    public var vendor: String
-    /// The service's name.
-    public var product: String
-    /// The daemon's version.
-    public var version: String
-    /// Where to learn more.
-    public var url: String
-    /// Every interface the daemon serves.
-    public var interfaces: [String]
-}
+/// What `org.varlink.service.GetInfo` reports about the daemon: who makes it, its version, and
+/// every interface it serves.
+public typealias ServiceInfo = VarlinkServiceContract.Info
 
 /// Progress of a login.
 public enum LoginProgress: Sendable, Hashable {

@@ -16,10 +16,10 @@ extension SesameClient {
         let parameters = GetTokenParameters(account: account, scopes: scopes, audience: audience, resource: resource)
         do {
             return try VarlinkOneShot.call(
-                AccountsContract.Method.getToken.qualifiedName,
-                parameters: try members(parameters),
+                AccountsContract.getToken,
+                parameters,
                 unixSocketPath: socketPath ?? defaultSocketPath()
-            ).decode(GetTokenReply.self)
+            )
         } catch let error as VarlinkError {
             throw SesameError(error)
         } catch let error as VarlinkClientError {

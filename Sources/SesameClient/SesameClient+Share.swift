@@ -31,10 +31,7 @@ extension SesameClient {
         socket: String? = nil
     ) async throws -> AsyncThrowingStream<ShareUpdate, any Error> {
         let parameters = OpenShareParameters(accounts: accounts, expiresIn: seconds, idToken: idToken, socket: socket)
-        let replies = try await connection.stream(
-            SharesContract.Method.open.qualifiedName,
-            parameters: try Self.members(parameters)
-        )
-        return relay(replies) { ShareUpdate(try $0.decode(OpenShareReply.self)) }
+        let replies = try await connection.stream(SharesContract.open, parameters)
+        return relay(replies) { ShareUpdate(try SharesContract.open.reply(from: $0)) }
     }
 }

@@ -46,17 +46,17 @@ public struct SesameClient: Sendable {
 
     /// What the daemon says about itself and the interfaces it serves.
     public func serviceInfo() async throws -> ServiceInfo {
-        try await call("org.varlink.service.GetInfo").decode(ServiceInfo.self)
+        try await call(VarlinkServiceContract.getInfo, .init())
     }
 
     /// The accounts the caller may see.
     public func accounts() async throws -> [Account] {
-        try await call(.list, NoParameters(), ListReply.self).accounts
+        try await call(AccountsContract.list, NoParameters()).accounts
     }
 
     /// One account.
     public func account(_ id: String) async throws -> Account {
-        try await call(.get, AccountParameters(account: id), AccountReply.self).account
+        try await call(AccountsContract.get, AccountParameters(account: id)).account
     }
 
     /// Hands sesamed the tokens of a login the program did itself; returns the account.
@@ -74,7 +74,7 @@ public struct SesameClient: Sendable {
             owner: owner,
             tokens: tokens
         )
-        return try await call(.importTokens, parameters, AccountReply.self).account
+        return try await call(AccountsContract.importTokens, parameters).account
     }
 
     /// A current access token for the account, refreshed by the daemon when needed. With
@@ -89,19 +89,19 @@ public struct SesameClient: Sendable {
         resource: String? = nil
     ) async throws -> AccessToken {
         let parameters = GetTokenParameters(account: account, scopes: scopes, audience: audience, resource: resource)
-        return try await call(.getToken, parameters, GetTokenReply.self)
+        return try await call(AccountsContract.getToken, parameters)
     }
 
     /// Ends the account's session; returns the account, now logged out, and whether the provider
     /// confirmed the revocation of its grant.
     @discardableResult
     public func logout(_ account: String) async throws -> LogoutResult {
-        try await call(.logout, AccountParameters(account: account), LogoutReply.self)
+        try await call(AccountsContract.logout, AccountParameters(account: account))
     }
 
     /// Deletes the account record.
     public func remove(_ account: String) async throws {
-        _ = try await call(.remove, AccountParameters(account: account), NoParameters.self)
+        _ = try await call(AccountsContract.remove, AccountParameters(account: account))
     }
 
     /// Logs an account in with `flow`, or with the flow the provider's file names when `flow` is
@@ -116,11 +116,8 @@ public struct SesameClient: Sendable {
         scopes: [String]? = nil
     ) async throws -> AsyncThrowingStream<LoginProgress, any Error> {
         let parameters = LoginParameters(provider: provider, flow: flow, redirectUri: redirectURI, scopes: scopes)
-        let replies = try await connection.stream(
-            AccountsContract.Method.login.qualifiedName,
-            parameters: try Self.members(parameters)
-        )
-        return relay(replies) { LoginProgress(try $0.decode(LoginReply.self)) }
+        let replies = try await connection.stream(AccountsContract.login, parameters)
+        return relay(replies) { LoginProgress(try AccountsContract.login.reply(from: $0)) }
     }
 
     /// Starts an authorization-code login whose redirect goes to `redirectURI` on 127.0.0.1;
@@ -134,7 +131,7 @@ public struct SesameClient: Sendable {
             redirectUri: redirectURI,
             scopes: scopes
         )
-        guard let authorization = try await call(.login, parameters, LoginReply.self).authorization else {
+        guard let authorization = try await call(AccountsContract.login, parameters).authorization else {
             throw SesameError.invalidReply("Login answered without an authorization")
         }
         return authorization
@@ -142,12 +139,12 @@ public struct SesameClient: Sendable {
 
     /// Finishes an authorization-code login.
     public func completeLogin(state: String, code: String) async throws -> Account {
-        try await call(.completeLogin, CompleteLoginParameters(state: state, code: code), AccountReply.self).account
+        try await call(AccountsContract.completeLogin, CompleteLoginParameters(state: state, code: code)).account
     }
 
     /// The configured providers, and how their accounts log in.
     public func providers() async throws -> [ProviderInfo] {
-        try await call(.listProviders, NoParameters(), ListProvidersReply.self).providers
+        try await call(AccountsContract.listProviders, NoParameters()).providers
     }
 
     /// Redeems an authorization code an app or web page obtained (code handover); returns the
@@ -163,41 +160,41 @@ public struct SesameClient: Sendable {
             user: code.user,
             displayName: displayName
         )
-        return try await call(.redeemCode, parameters, AccountReply.self).account
+        return try await call(AccountsContract.redeemCode, parameters).account
     }
 
     /// Refreshes the account's tokens now.
     public func refresh(_ account: String) async throws -> Account {
-        try await call(.refresh, AccountParameters(account: account), AccountReply.self).account
+        try await call(AccountsContract.refresh, AccountParameters(account: account)).account
     }
 
     /// Reports that an API rejected `accessToken` (HTTP 401); sesamed refreshes once if it is
     /// still the current one. Returns whether the account now holds another access token.
     public func reportRejected(account: String, accessToken: String) async throws -> Bool {
         let parameters = ReportRejectedParameters(account: account, accessToken: accessToken)
-        return try await call(.reportRejected, parameters, ReportRejectedReply.self).refreshed
+        return try await call(AccountsContract.reportRejected, parameters).refreshed
     }
 
     /// The account's current ID token, for servers that authenticate with one.
     public func idToken(for account: String) async throws -> GetIDTokenReply {
-        try await call(.getIDToken, AccountParameters(account: account), GetIDTokenReply.self)
+        try await call(AccountsContract.getIDToken, AccountParameters(account: account))
     }
 
     /// Gives the account a name to use in place of its id (nil takes it away); names are unique
     /// among the owner's accounts and pick only the caller's own.
     public func rename(_ account: String, to name: String?) async throws -> Account {
-        try await call(.rename, RenameParameters(account: account, name: name), AccountReply.self).account
+        try await call(AccountsContract.rename, RenameParameters(account: account, name: name)).account
     }
 
     /// Asks the provider, through sesamed, whether it still accepts the account's access token;
     /// a rejected token is refreshed once, as `reportRejected` does.
     public func check(_ account: String) async throws -> CheckReply {
-        try await call(.check, AccountParameters(account: account), CheckReply.self)
+        try await call(AccountsContract.check, AccountParameters(account: account))
     }
 
     /// Re-seals the token store under a new key (root only); returns the new key id.
     public func rekey() async throws -> String {
-        try await call(AdminContract.Method.rekey.qualifiedName).decode(RekeyReply.self).keyId
+        try await call(AdminContract.rekey, NoParameters()).keyId
     }
 
     /// Subscribes to events. The first element is always `.ready`; with `since`, what was missed
@@ -211,10 +208,7 @@ public struct SesameClient: Sendable {
             kinds: kinds,
             since: since.map { min($0, UInt64(Int64.max)) }
         )
-        let replies = try await connection.stream(
-            EventsContract.Method.subscribe.qualifiedName,
-            parameters: try Self.members(parameters)
-        )
+        let replies = try await connection.stream(EventsContract.subscribe, parameters)
         return relay(replies) { reply in
             // An event of a kind a later sesamed added is skipped, not taken for a broken reply:
             // a subscriber without a kinds filter is sent every kind there is.
@@ -223,7 +217,7 @@ public struct SesameClient: Sendable {
             {
                 return nil
             }
-            return SubscriptionUpdate(try reply.decode(SubscribeReply.self))
+            return SubscriptionUpdate(try EventsContract.subscribe.reply(from: reply))
         }
     }
 
@@ -257,27 +251,16 @@ public struct SesameClient: Sendable {
         }
     }
 
-    private func call(_ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> VarlinkReplyMessage {
+    /// One call of `method`, its errors as `SesameError`.
+    private func call<Parameters, Reply>(_ method: VarlinkMethod<Parameters, Reply>, _ parameters: Parameters)
+        async throws -> Reply
+    {
         do {
-            return try await connection.call(method, parameters: parameters)
+            return try await connection.call(method, parameters)
         } catch let error as VarlinkError {
             throw SesameError(error)
         } catch let error as VarlinkClientError {
             throw SesameError(error)
         }
-    }
-
-    /// One `io.sesame.Accounts` call with typed parameters and reply.
-    private func call<Parameters: Encodable, Reply: Decodable>(
-        _ method: AccountsContract.Method,
-        _ parameters: Parameters,
-        _ reply: Reply.Type
-    ) async throws -> Reply {
-        try await call(method.qualifiedName, try Self.members(parameters)).decode(reply)
-    }
-
-    /// The members of an encoded parameter struct.
-    static func members(_ parameters: some Encodable) throws -> [String: JSONValue] {
-        try JSONValue(encoding: parameters).objectValue ?? [:]
     }
 }

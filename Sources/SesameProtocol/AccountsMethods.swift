@@ -1,52 +1,54 @@
 import FoundationEssentials
 import SesameCore
+import SesameVarlink
 
 /// `io.sesame.Accounts`: its methods, and the parameters and reply of each.
 public enum AccountsContract {
     /// The interface's name.
     public static let interface = "io.sesame.Accounts"
 
-    /// The methods, by their wire names.
-    public enum Method: String, Sendable, CaseIterable {
-        case list = "List"
-        case get = "Get"
-        case importTokens = "ImportTokens"
-        case login = "Login"
-        case completeLogin = "CompleteLogin"
-        case listProviders = "ListProviders"
-        case redeemCode = "RedeemCode"
-        case refresh = "Refresh"
-        case reportRejected = "ReportRejected"
-        case check = "Check"
-        case getToken = "GetToken"
-        case logout = "Logout"
-        case remove = "Remove"
-        case rename = "Rename"
-        case getIDToken = "GetIDToken"
+    /// `List`: the accounts the caller may see.
+    public static let list = VarlinkMethod<NoParameters, ListReply>("List", of: interface)
+    /// `Get`: one account.
+    public static let get = VarlinkMethod<AccountParameters, AccountReply>("Get", of: interface)
+    /// `ImportTokens`: tokens of a login done elsewhere.
+    public static let importTokens = VarlinkMethod<ImportTokensParameters, AccountReply>("ImportTokens", of: interface)
+    /// `Login`: a login, streamed (device code) or answered with its authorization (code flow).
+    public static let login = VarlinkMethod<LoginParameters, LoginReply>("Login", of: interface)
+    /// `CompleteLogin`: an authorization-code login's redirect.
+    public static let completeLogin = VarlinkMethod<CompleteLoginParameters, AccountReply>(
+        "CompleteLogin",
+        of: interface
+    )
+    /// `ListProviders`: the configured providers.
+    public static let listProviders = VarlinkMethod<NoParameters, ListProvidersReply>("ListProviders", of: interface)
+    /// `RedeemCode`: a code an app handed over.
+    public static let redeemCode = VarlinkMethod<RedeemCodeParameters, AccountReply>("RedeemCode", of: interface)
+    /// `Refresh`: a refresh now.
+    public static let refresh = VarlinkMethod<AccountParameters, AccountReply>("Refresh", of: interface)
+    /// `ReportRejected`: an API refused the access token.
+    public static let reportRejected = VarlinkMethod<ReportRejectedParameters, ReportRejectedReply>(
+        "ReportRejected",
+        of: interface
+    )
+    /// `Check`: whether the provider still accepts the access token.
+    public static let check = VarlinkMethod<AccountParameters, CheckReply>("Check", of: interface)
+    /// `GetToken`: a current access token.
+    public static let getToken = VarlinkMethod<GetTokenParameters, GetTokenReply>("GetToken", of: interface)
+    /// `Logout`: the session ended and its grant revoked.
+    public static let logout = VarlinkMethod<AccountParameters, LogoutReply>("Logout", of: interface)
+    /// `Remove`: the account's record deleted.
+    public static let remove = VarlinkMethod<AccountParameters, NoParameters>("Remove", of: interface)
+    /// `Rename`: a name for the account.
+    public static let rename = VarlinkMethod<RenameParameters, AccountReply>("Rename", of: interface)
+    /// `GetIDToken`: the account's current ID token.
+    public static let getIDToken = VarlinkMethod<AccountParameters, GetIDTokenReply>("GetIDToken", of: interface)
 
-        /// The fully qualified name, e.g. `io.sesame.Accounts.List`.
-        public var qualifiedName: String { "\(AccountsContract.interface).\(rawValue)" }
-
-        /// The parameter and reply types of this method.
-        public var signature: (parameters: any Codable.Type, reply: any Codable.Type) {
-            switch self {
-            case .list: (NoParameters.self, ListReply.self)
-            case .get, .refresh: (AccountParameters.self, AccountReply.self)
-            case .importTokens: (ImportTokensParameters.self, AccountReply.self)
-            case .login: (LoginParameters.self, LoginReply.self)
-            case .completeLogin: (CompleteLoginParameters.self, AccountReply.self)
-            case .listProviders: (NoParameters.self, ListProvidersReply.self)
-            case .redeemCode: (RedeemCodeParameters.self, AccountReply.self)
-            case .reportRejected: (ReportRejectedParameters.self, ReportRejectedReply.self)
-            case .check: (AccountParameters.self, CheckReply.self)
-            case .getToken: (GetTokenParameters.self, GetTokenReply.self)
-            case .logout: (AccountParameters.self, LogoutReply.self)
-            case .remove: (AccountParameters.self, NoParameters.self)
-            case .rename: (RenameParameters.self, AccountReply.self)
-            case .getIDToken: (AccountParameters.self, GetIDTokenReply.self)
-            }
-        }
-    }
+    /// Every method, in the interface file's order.
+    public static let methods: [any VarlinkMethodDescription] = [
+        list, get, importTokens, login, completeLogin, listProviders, redeemCode, refresh, reportRejected, check,
+        getToken, logout, remove, rename, getIDToken,
+    ]
 }
 
 /// A method without parameters, or a reply without fields.

@@ -1,25 +1,21 @@
 import FoundationEssentials
 import SesameCore
+import SesameVarlink
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.
 public enum EventsContract {
     /// The interface's name.
     public static let interface = "io.sesame.Events"
 
-    /// The methods, by their wire names.
-    public enum Method: String, Sendable, CaseIterable {
-        case subscribe = "Subscribe"
+    /// `Subscribe`: `ready`, then the events asked for, as they happen; only with `more`.
+    public static let subscribe = VarlinkMethod<SubscribeParameters, SubscribeReply>(
+        "Subscribe",
+        of: interface,
+        requiresMore: true
+    )
 
-        /// The fully qualified name.
-        public var qualifiedName: String { "\(EventsContract.interface).\(rawValue)" }
-
-        /// The parameter and reply types of this method.
-        public var signature: (parameters: any Codable.Type, reply: any Codable.Type) {
-            switch self {
-            case .subscribe: (SubscribeParameters.self, SubscribeReply.self)
-            }
-        }
-    }
+    /// Every method.
+    public static let methods: [any VarlinkMethodDescription] = [subscribe]
 }
 
 /// `Subscribe`'s parameters: which events, and from where to resume.
@@ -82,22 +78,13 @@ public enum AdminContract {
     /// The interface's name.
     public static let interface = "io.sesame.Admin"
 
-    /// The methods, by their wire names.
-    public enum Method: String, Sendable, CaseIterable {
-        case rekey = "Rekey"
-        case stats = "Stats"
+    /// `Rekey`: the store sealed again under a new key.
+    public static let rekey = VarlinkMethod<NoParameters, RekeyReply>("Rekey", of: interface)
+    /// `Stats`: counts for monitoring.
+    public static let stats = VarlinkMethod<NoParameters, StatsReply>("Stats", of: interface)
 
-        /// The fully qualified name.
-        public var qualifiedName: String { "\(AdminContract.interface).\(rawValue)" }
-
-        /// The parameter and reply types of this method.
-        public var signature: (parameters: any Codable.Type, reply: any Codable.Type) {
-            switch self {
-            case .rekey: (NoParameters.self, RekeyReply.self)
-            case .stats: (NoParameters.self, StatsReply.self)
-            }
-        }
-    }
+    /// Every method.
+    public static let methods: [any VarlinkMethodDescription] = [rekey, stats]
 }
 
 /// `Rekey`'s reply.

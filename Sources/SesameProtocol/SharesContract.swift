@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameVarlink
 
 /// `io.sesame.Shares`: a few accounts' access tokens offered on a socket of their owner's
 /// (`sesamectl share`), without the rest of what the owner may do.
@@ -10,28 +11,23 @@ public enum SharesContract {
     /// tokens, following their events, and saying a token was refused. `GetIDToken` only where
     /// the share was opened with `idToken`.
     public static let consumerMethods: Set<String> = [
-        AccountsContract.Method.list.qualifiedName, AccountsContract.Method.get.qualifiedName,
-        AccountsContract.Method.getToken.qualifiedName, AccountsContract.Method.reportRejected.qualifiedName,
-        EventsContract.Method.subscribe.qualifiedName,
-        "org.varlink.service.GetInfo", "org.varlink.service.GetInterfaceDescription",
+        AccountsContract.list.qualifiedName, AccountsContract.get.qualifiedName,
+        AccountsContract.getToken.qualifiedName, AccountsContract.reportRejected.qualifiedName,
+        EventsContract.subscribe.qualifiedName,
+        VarlinkServiceContract.getInfo.qualifiedName, VarlinkServiceContract.getInterfaceDescription.qualifiedName,
     ]
 
-    /// The methods, by their wire names.
-    public enum Method: String, Sendable, CaseIterable {
-        case open = "Open"
-        case join = "Join"
+    /// `Open`: the share as opened, then, when it ends, why; only with `more`.
+    public static let open = VarlinkMethod<OpenShareParameters, OpenShareReply>(
+        "Open",
+        of: interface,
+        requiresMore: true
+    )
+    /// `Join`: this connection made the share's.
+    public static let join = VarlinkMethod<JoinShareParameters, JoinShareReply>("Join", of: interface)
 
-        /// The fully qualified name.
-        public var qualifiedName: String { "\(SharesContract.interface).\(rawValue)" }
-
-        /// The parameter and reply types of this method.
-        public var signature: (parameters: any Codable.Type, reply: any Codable.Type) {
-            switch self {
-            case .open: (OpenShareParameters.self, OpenShareReply.self)
-            case .join: (JoinShareParameters.self, JoinShareReply.self)
-            }
-        }
-    }
+    /// Every method.
+    public static let methods: [any VarlinkMethodDescription] = [open, join]
 }
 
 /// `Open`'s parameters: which accounts, for how long, and what the share is called in the log.

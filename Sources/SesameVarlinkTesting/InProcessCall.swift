@@ -3,7 +3,7 @@ import Logging
 import SesameVarlink
 import Synchronization
 
-/// Calls a `VarlinkInterface`'s handler in-process, as a given peer, with typed parameters,
+/// Calls a `VarlinkInterface`'s method in-process, as a given peer, with typed parameters,
 /// and collects what it answers: the intermediate replies of a stream and the final reply or
 /// error, exactly as the server would put them on the wire (errors through
 /// `VarlinkErrorConvertible`). The test seam under every handler (like NIOEmbedded for channels).
@@ -56,7 +56,9 @@ public struct InProcessCall: Sendable {
         do {
             // The server's own check, before the interface sees the call.
             if let refusal = scope.refusal(of: call.method) { throw refusal }
-            result = .success(try await interface.handle(call, context: context))
+            // The interface's own dispatch table, as the server answers from: on the spot where
+            // the method can, else by its handler.
+            result = .success(try await interface.methods.answer(call, context: context))
         } catch let error as VarlinkError {
             result = .failure(error)
         } catch let error as any VarlinkErrorConvertible {

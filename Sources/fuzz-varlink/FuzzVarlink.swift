@@ -7,24 +7,17 @@ import SesameProtocol
 /// A method's parameter and reply types.
 private typealias Signature = (parameters: any Codable.Type, reply: any Codable.Type)
 
-/// The qualified names of every method of the four interfaces, made once: building them was
-/// string work that every input paid for. (The types stay behind `signature(at:)`: an existential
-/// metatype is not `Sendable`, so a global cannot hold them.)
-private let methodNames: [String] =
-    AccountsContract.Method.allCases.map(\.qualifiedName) + EventsContract.Method.allCases.map(\.qualifiedName)
-    + AdminContract.Method.allCases.map(\.qualifiedName) + SharesContract.Method.allCases.map(\.qualifiedName)
+/// Every method of the four interfaces, in the order their contracts list them (an input picks
+/// one by its index).
+private let methods: [any VarlinkMethodDescription] =
+    AccountsContract.methods + EventsContract.methods + AdminContract.methods + SharesContract.methods
+
+/// The qualified names of `methods`, made once: building them was string work that every input paid for.
+private let methodNames: [String] = methods.map(\.qualifiedName)
 
 /// The types of the method `methodNames[index]` names, as the handlers and SesameClient decode them.
 private func signature(at index: Int) -> Signature {
-    let (accounts, events, admin) = (
-        AccountsContract.Method.allCases, EventsContract.Method.allCases, AdminContract.Method.allCases
-    )
-    if index < accounts.count { return accounts[index].signature }
-    var rest = index - accounts.count
-    if rest < events.count { return events[rest].signature }
-    rest -= events.count
-    if rest < admin.count { return admin[rest].signature }
-    return SharesContract.Method.allCases[rest - admin.count].signature
+    (methods[index].parametersType, methods[index].replyType)
 }
 
 /// The message size limits tried: tiny ones so that inputs of a few kilobytes reach the

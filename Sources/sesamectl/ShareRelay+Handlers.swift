@@ -26,7 +26,7 @@ final class JoinHandler: ChannelInboundHandler {
     /// The `Join` call for `share`, naming the process the relay serves.
     static func frame(share: String, consumer: sesame_ucred) -> ByteBuffer {
         struct Call: Encodable {
-            let method = SharesContract.Method.join.qualifiedName
+            let method = SharesContract.join.qualifiedName
             let parameters: JoinShareParameters
         }
         let parameters = JoinShareParameters(

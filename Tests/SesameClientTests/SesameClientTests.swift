@@ -20,20 +20,20 @@ struct FakeAccounts: VarlinkInterface {
         createdAt: Date(timeIntervalSince1970: 1_800_000_000)
     )
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        switch AccountsContract.Method(rawValue: call.methodName) {
-        case .list: return try VarlinkReply(ListReply(accounts: [Self.account]))
-        case .get:
-            let id = try call.decodeParameters(AccountParameters.self).account
-            guard id == Self.account.id else { throw Self.error(.noSuchAccount(account: id)) }
-            return try VarlinkReply(AccountReply(account: Self.account))
-        case .login: throw Self.error(.noSuchProvider(provider: "nosuch"))
-        case .getToken: return try desk.token()
-        case .reportRejected:
-            let reported = try call.decodeParameters(ReportRejectedParameters.self).accessToken
-            return try VarlinkReply(ReportRejectedReply(refreshed: desk.reject(reported)))
-        default: throw VarlinkError.methodNotFound(call.method)
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.on(AccountsContract.list) { _, _ in ListReply(accounts: [Self.account]) }
+        methods.on(AccountsContract.get) { request, _ in
+            guard request.account == Self.account.id else { throw Self.error(.noSuchAccount(account: request.account)) }
+            return AccountReply(account: Self.account)
         }
+        methods.on(AccountsContract.login) { _, _ -> LoginReply in throw Self.error(.noSuchProvider(provider: "nosuch"))
+        }
+        methods.on(AccountsContract.getToken) { [desk] _, _ in try desk.token() }
+        methods.on(AccountsContract.reportRejected) { [desk] request, _ in
+            ReportRejectedReply(refreshed: desk.reject(request.accessToken))
+        }
+        return methods
     }
 
     /// The account's tokens: each rejection of the current one refreshes it to the next, until
@@ -66,10 +66,10 @@ final class TokenDesk: Sendable {
         state.withLock { $0.refreshesLeft = count }
     }
 
-    func token() throws -> VarlinkReply {
+    func token() throws -> GetTokenReply {
         let generation = state.withLock { $0.generation }
         guard generation > 0 else { throw FakeAccounts.error(.needsLogin(account: FakeAccounts.account.id)) }
-        return try VarlinkReply(GetTokenReply(accessToken: "AT-\(generation)", tokenType: "Bearer", expiresAt: nil))
+        return GetTokenReply(accessToken: "AT-\(generation)", tokenType: "Bearer", expiresAt: nil)
     }
 
     /// A rejection of `token`: refreshes when it is the current one and a refresh is left.

@@ -26,7 +26,7 @@ import Testing
             parameters: parameters.objectValue ?? [:],
             more: true
         )
-        let task = Task { _ = try await fixture.events.handle(call, context: context) }
+        let task = Task { _ = try await fixture.events.methods.answer(call, context: context) }
         return (replies, task)
     }
 
@@ -74,7 +74,7 @@ import Testing
             if decoded.event != nil { for await _ in gate { break } }
         }
         let call = VarlinkCall(method: "io.sesame.Events.Subscribe", parameters: [:], more: true)
-        let subscription = Task { try await fixture.events.handle(call, context: context) }
+        let subscription = Task { try await fixture.events.methods.answer(call, context: context) }
         // Were every event to get through, nothing would end the subscription: this ends it then,
         // so that the test fails instead of waiting for ever.
         let reader = Task {

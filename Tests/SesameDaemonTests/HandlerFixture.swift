@@ -46,12 +46,12 @@ struct HandlerFixture {
 
     /// Calls an Accounts method as `uid`.
     func accounts(
-        _ method: AccountsContract.Method,
+        _ method: any VarlinkMethodDescription,
         _ parameters: some Encodable = NoParameters(),
         as uid: UInt32 = 1000,
         more: Bool = false
     ) async throws -> InProcessCall.Outcome {
-        try await InProcessCall(uid: uid).call(accounts, method.rawValue, parameters, more: more)
+        try await InProcessCall(uid: uid).call(accounts, method.name, parameters, more: more)
     }
 
     /// Returns once `count` subscriptions are registered, yielding (bounded, as `TestClock.untilSleeping`).
@@ -69,7 +69,7 @@ struct HandlerFixture {
 
     /// Starts a browser login as `uid` and returns the state its redirect must carry.
     func startBrowserLogin(as uid: UInt32 = 1000) async throws -> String {
-        let started = try await accounts(.login, Self.browserLogin, as: uid).reply(as: LoginReply.self)
+        let started = try await accounts(AccountsContract.login, Self.browserLogin, as: uid).reply(as: LoginReply.self)
         guard let state = started.authorization?.state else { throw VarlinkError.invalidParameter("authorization") }
         return state
     }
@@ -90,7 +90,7 @@ struct HandlerFixture {
             owner: nil,
             tokens: Tokens(accessToken: "AT-\(subject)", refreshToken: "RT-\(subject)", expiresIn: expiresIn)
         )
-        return try await accounts(.importTokens, parameters, as: uid)
+        return try await accounts(AccountsContract.importTokens, parameters, as: uid)
     }
 }
 

@@ -23,7 +23,10 @@ struct ProviderCallBudgetTests {
         }
         #expect(fixture.provider.verificationCount == verified, "refused before the provider was asked")
         let account = try #require(fixture.engine.view.list().first)
-        #expect(try await fixture.accounts(.refresh, AccountParameters(account: account.id)).errorName == Self.refused)
+        #expect(
+            try await fixture.accounts(AccountsContract.refresh, AccountParameters(account: account.id)).errorName
+                == Self.refused
+        )
         #expect(try await fixture.importTokens(subject: "d", as: 1001).errorName == nil)
         #expect(try await fixture.importTokens(subject: "e", as: 0).errorName == nil)
 

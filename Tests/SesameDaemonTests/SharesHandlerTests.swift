@@ -35,7 +35,7 @@ import Testing
             encoding: OpenShareParameters(accounts: accounts, expiresIn: expiresIn, idToken: idToken)
         )
         let call = VarlinkCall(method: "io.sesame.Shares.Open", parameters: parameters.objectValue ?? [:], more: true)
-        let task = Task { try await shares.handle(call, context: context) }
+        let task = Task { try await shares.methods.answer(call, context: context) }
         let info = try #require(await replies.first { _ in true }?.share)
         return OpenedShare(info: info, replies: replies, call: task)
     }
@@ -78,7 +78,7 @@ import Testing
         let again = try await connection.call(shares, "Join", JoinShareParameters(share: share.info.id))
         #expect(again.errorName == "io.sesame.Shares.NotShared")
         // The owner's own connections are not limited by the share.
-        let own = try await fixture.accounts(.get, AccountParameters(account: other.id))
+        let own = try await fixture.accounts(AccountsContract.get, AccountParameters(account: other.id))
         #expect(own.errorName == nil)
     }
 
@@ -147,7 +147,7 @@ import Testing
         let shared = try await fixture.imported()
         let shares = interface(fixture)
         let share = try await open([shared.id], on: shares)
-        _ = try await fixture.accounts(.logout, AccountParameters(account: shared.id))
+        _ = try await fixture.accounts(AccountsContract.logout, AccountParameters(account: shared.id))
         let last = try await share.call.value.decode(OpenShareReply.self)
         #expect(last.ended == "account \(shared.id) was logged out")
     }

@@ -14,8 +14,8 @@ private struct EventsAsAnotherUser: VarlinkInterface {
     var name: String { events.name }
     var interfaceDescription: String { events.interfaceDescription }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        try await events.handle(call, context: context.answered(as: peer))
+    var methods: VarlinkMethods {
+        events.methods.wrappingHandlers { [peer] context, handle in try await handle(context.answered(as: peer)) }
     }
 }
 
@@ -34,7 +34,7 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         let fixture = HandlerFixture(policy: policy) { members.contains($0) ? [Self.watchers] : [] }
         let test = try await TestServer.start([EventsAsAnotherUser(events: fixture.events, peer: Self.subscriber)])
         let client = try await VarlinkClient.connect(unixSocketPath: test.path)
-        var replies = try await client.stream(EventsContract.interface + ".Subscribe").makeAsyncIterator()
+        var replies = try await client.stream(EventsContract.subscribe.qualifiedName).makeAsyncIterator()
         try #require(await replies.next()?.parameters["ready"] != nil)
 
         /// The account of the next event that reaches the subscriber.

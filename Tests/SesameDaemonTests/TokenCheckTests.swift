@@ -10,7 +10,9 @@ import Testing
 /// a login). Its words never carry the provider's own text.
 struct TokenCheckTests {
     private func check(_ fixture: HandlerFixture, _ id: String, as uid: UInt32 = 1000) async throws -> CheckReply {
-        try await fixture.accounts(.check, AccountParameters(account: id), as: uid).reply(as: CheckReply.self)
+        try await fixture.accounts(AccountsContract.check, AccountParameters(account: id), as: uid).reply(
+            as: CheckReply.self
+        )
     }
 
     @Test func anAcceptedTokenIsLeftAlone() async throws {
@@ -28,7 +30,7 @@ struct TokenCheckTests {
         let reply = try await check(fixture, account.id)
         #expect(reply.verdict == .rejected && reply.refreshed && reply.account.state == .active)
         #expect(fixture.provider.refreshCount == 1)
-        let token = try await fixture.accounts(.getToken, AccountParameters(account: account.id))
+        let token = try await fixture.accounts(AccountsContract.getToken, AccountParameters(account: account.id))
         #expect(try token.reply(as: GetTokenReply.self).accessToken == "AT-2")
     }
 
@@ -57,7 +59,11 @@ struct TokenCheckTests {
     @Test func anotherUsersAccountIsNoSuchAccount() async throws {
         let fixture = HandlerFixture()
         let account = try await fixture.imported()
-        let outcome = try await fixture.accounts(.check, AccountParameters(account: account.id), as: 1001)
+        let outcome = try await fixture.accounts(
+            AccountsContract.check,
+            AccountParameters(account: account.id),
+            as: 1001
+        )
         #expect(outcome.errorName == "io.sesame.Accounts.NoSuchAccount")
     }
 }

@@ -19,14 +19,14 @@ import Testing
     @Test func handsOutOneFrameForTheSameTokensAndANewOneForNewTokens() throws {
         let replies = TokenReplies()
         let first = TokenSet(accessToken: "AT-1", accessTokenExpiresAt: Self.expiry)
-        let once = try replies.reply(for: "google-1", tokens: first).frame(continues: false)
-        let again = try replies.reply(for: "google-1", tokens: first).frame(continues: false)
+        let once = try replies.reply(for: "google-1", tokens: first).reply.frame(continues: false)
+        let again = try replies.reply(for: "google-1", tokens: first).reply.frame(continues: false)
         #expect(address(once) == address(again))
-        let decoded = try replies.reply(for: "google-1", tokens: first).decode(GetTokenReply.self)
+        let decoded = try replies.reply(for: "google-1", tokens: first).reply.decode(GetTokenReply.self)
         #expect(decoded == GetTokenReply(accessToken: "AT-1", tokenType: "Bearer", expiresAt: Self.expiry))
 
         let renewed = TokenSet(accessToken: "AT-2", accessTokenExpiresAt: Self.expiry.addingTimeInterval(3600))
-        let fresh = try replies.reply(for: "google-1", tokens: renewed).decode(GetTokenReply.self)
+        let fresh = try replies.reply(for: "google-1", tokens: renewed).reply.decode(GetTokenReply.self)
         #expect(fresh.accessToken == "AT-2")
         #expect(fresh.expiresAt == Self.expiry.addingTimeInterval(3600))
     }
@@ -53,9 +53,9 @@ import Testing
         streaming: false
     ) { _ in }
 
-    private func call(_ method: AccountsContract.Method, account: String) -> VarlinkCall {
+    private func call(_ method: any VarlinkMethodDescription, account: String) -> VarlinkCall {
         VarlinkCall(
-            method: "\(AccountsContract.interface).\(method.rawValue)",
+            method: method.qualifiedName,
             parameters: ["account": .string(account)]
         )
     }
@@ -64,18 +64,26 @@ import Testing
         let fixture = HandlerFixture()
         let valid = try await fixture.imported(subject: "alice", expiresIn: 3600)
         let due = try await fixture.imported(subject: "bob", expiresIn: 10)
-        for method in AccountsContract.Method.allCases {
-            let expected = [.list, .get, .getToken].contains(method)
+        let wrapped = CallerAttributedInterface(wrapped: fixture.accounts)
+        for method in AccountsContract.methods {
+            let expected = ["List", "Get", "GetToken"].contains(method.name)
             let call = call(method, account: valid.id)
-            #expect((try fixture.accounts.answerAtOnce(call, context: context) != nil) == expected, "\(method)")
-            let wrapped = CallerAttributedInterface(wrapped: fixture.accounts)
-            #expect((try wrapped.answerAtOnce(call, context: context) != nil) == expected, "wrapped \(method)")
+            #expect((try fixture.accounts.methods.answerAtOnce(call, context: context) != nil) == expected, "\(method)")
+            #expect((try wrapped.methods.answerAtOnce(call, context: context) != nil) == expected, "wrapped \(method)")
         }
         // A token that must be refreshed first goes to the engine, off the loop.
-        #expect(try fixture.accounts.answerAtOnce(call(.getToken, account: due.id), context: context) == nil)
+        #expect(
+            try fixture.accounts.methods.answerAtOnce(
+                call(AccountsContract.getToken, account: due.id),
+                context: context
+            ) == nil
+        )
         // Access is checked on the spot: an account the caller may not see does not exist.
         #expect(throws: SessionError.noSuchAccount("nobody-1")) {
-            try fixture.accounts.answerAtOnce(call(.getToken, account: "nobody-1"), context: context)
+            try fixture.accounts.methods.answerAtOnce(
+                call(AccountsContract.getToken, account: "nobody-1"),
+                context: context
+            )
         }
         let stranger = VarlinkCallContext(
             peer: PeerCredentials(pid: 2, uid: 2000, gid: 2000),
@@ -83,7 +91,10 @@ import Testing
             streaming: false
         ) { _ in }
         #expect(throws: SessionError.noSuchAccount(valid.id)) {
-            try fixture.accounts.answerAtOnce(call(.getToken, account: valid.id), context: stranger)
+            try fixture.accounts.methods.answerAtOnce(
+                call(AccountsContract.getToken, account: valid.id),
+                context: stranger
+            )
         }
     }
 }

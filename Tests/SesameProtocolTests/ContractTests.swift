@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameProtocol
+import SesameVarlink
 import Testing
 
 extension SessionState: WireEnum {}
@@ -49,10 +50,9 @@ extension TokenVerdict: WireEnum {}
 
     /// Every method of every contract, with its Swift parameter and reply types.
     static var signatures: [(interface: String, method: String, types: (any Codable.Type, any Codable.Type))] {
-        AccountsContract.Method.allCases.map { (AccountsContract.interface, $0.rawValue, $0.signature) }
-            + EventsContract.Method.allCases.map { (EventsContract.interface, $0.rawValue, $0.signature) }
-            + AdminContract.Method.allCases.map { (AdminContract.interface, $0.rawValue, $0.signature) }
-            + SharesContract.Method.allCases.map { (SharesContract.interface, $0.rawValue, $0.signature) }
+        let methods: [any VarlinkMethodDescription] =
+            AccountsContract.methods + EventsContract.methods + AdminContract.methods + SharesContract.methods
+        return methods.map { ($0.interface, $0.name, ($0.parametersType, $0.replyType)) }
     }
 
     @Test(arguments: signatures.indices)

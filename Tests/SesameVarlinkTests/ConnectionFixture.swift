@@ -21,32 +21,30 @@ struct SteeredInterface: VarlinkInterface {
         """
     let releases: Releases
 
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        guard call.methodName == "Now" else { return nil }
-        return try VarlinkReply(["at": "once"])
-    }
+    typealias Members = [String: JSONValue]
+    struct Text: Codable, Sendable { var text: String }
+    struct Count: Codable, Sendable { var n: Int }
+    struct Index: Codable, Sendable { var i: Int }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        switch call.methodName {
-        case "Later":
-            struct Text: Codable { var text: String }
-            return try VarlinkReply(try call.decodeParameters(Text.self))
-        case "Held":
+    var methods: VarlinkMethods {
+        let interface = name
+        var methods = VarlinkMethods()
+        methods.onLoop(VarlinkMethod<Members, Members>("Now", of: interface)) { _, _ in ["at": "once"] }
+        methods.on(VarlinkMethod<Text, Text>("Later", of: interface)) { text, _ in text }
+        methods.on(VarlinkMethod<Members, Members>("Held", of: interface)) { [releases] _, _ in
             await releases.wait()
-            return try VarlinkReply([String: Int]())
-        case "Stream":
-            struct Count: Decodable { var n: Int }
-            let n = try call.decodeParameters(Count.self).n
-            var i = 0
-            while n == 0 || i < n - 1 {
-                try await context.send(VarlinkReply(["i": i]))
-                i += 1
-                if n == 0 { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            return try VarlinkReply(["i": i])
-        default:
-            throw VarlinkError.methodNotFound(call.method)
+            return [:]
         }
+        methods.on(VarlinkMethod<Count, Index>("Stream", of: interface)) { count, context in
+            var i = 0
+            while count.n == 0 || i < count.n - 1 {
+                try await context.send(VarlinkReply(Index(i: i)))
+                i += 1
+                if count.n == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            return Index(i: i)
+        }
+        return methods
     }
 }
 

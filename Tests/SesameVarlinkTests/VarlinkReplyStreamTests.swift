@@ -22,9 +22,15 @@ private struct FeedingInterface: VarlinkInterface {
     /// Where the last stream is watched from, without keeping it.
     var watch: StreamWatch? = nil
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        struct Count: Decodable { var n: Int }
-        let n = try call.decodeParameters(Count.self).n
+    struct Count: Codable, Sendable { var n: Int }
+
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.answer(VarlinkMethod<Count, [String: Int]>("Feed", of: name)) { try await feed($0.n, $1) }
+        return methods
+    }
+
+    private func feed(_ n: Int, _ context: VarlinkCallContext) async throws -> VarlinkAnswer<[String: Int]> {
         guard
             let stream = await context.replyStream(
                 fallingBehindAfter: 8,
@@ -60,7 +66,15 @@ private struct JoiningInterface: VarlinkInterface {
         """
     let joined: AsyncStream<VarlinkReplyStream>.Continuation
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.answer(VarlinkMethod<[String: JSONValue], [String: Int]>("Join", of: name)) { _, context in
+            try await join(context)
+        }
+        return methods
+    }
+
+    private func join(_ context: VarlinkCallContext) async throws -> VarlinkAnswer<[String: Int]> {
         guard
             let stream = await context.replyStream(
                 fallingBehindAfter: 64,

@@ -18,19 +18,19 @@ private struct GatedInterface: VarlinkInterface {
     let entered: AsyncStream<Void>.Continuation
     let gate: AsyncStream<Void>
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        switch call.methodName {
-        case "Wait":
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.on(VarlinkMethod<[String: JSONValue], [String: Bool]>("Wait", of: name)) { [entered, gate] _, _ in
             entered.yield()
             for await _ in gate { break }
-            return try VarlinkReply(["done": true])
-        case "Watch":
+            return ["done": true]
+        }
+        methods.on(VarlinkMethod<[String: JSONValue], [String: Int]>("Watch", of: name)) { _, context in
             try await context.send(VarlinkReply(["n": 1]))
             try await Task.sleep(for: .seconds(3600))
-            return try VarlinkReply(["n": 2])
-        default:
-            throw VarlinkError.methodNotFound(call.method)
+            return ["n": 2]
         }
+        return methods
     }
 }
 

@@ -19,35 +19,40 @@ struct TestInterface: VarlinkInterface {
 
         """
 
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        guard call.methodName == "Where" else { return nil }
-        return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
-    }
+    typealias Members = [String: JSONValue]
+    struct Text: Codable, Sendable { var text: String }
+    struct Count: Codable, Sendable { var n: Int }
+    struct Index: Codable, Sendable { var i: Int }
+    struct Location: Codable, Sendable { var onEventLoop: Bool }
+    struct Identity: Codable, Sendable { var uid, pid: Int }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        switch call.methodName {
-        case "Echo":
-            struct Text: Codable { var text: String }
-            return try VarlinkReply(try call.decodeParameters(Text.self))
-        case "Count":
-            struct Count: Decodable { var n: Int }
-            let n = try call.decodeParameters(Count.self).n
-            guard call.more else { throw VarlinkError.expectedMore }
-            for i in 0..<(n - 1) { try await context.send(VarlinkReply(["i": i])) }
-            return try VarlinkReply(["i": n - 1])
-        case "Peer":
-            return try VarlinkReply(["uid": Int(context.peer.uid), "pid": Int(context.peer.pid)])
-        case "WhereElse":
-            return try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
-        case "Where":
-            let reply = try VarlinkReply(["onEventLoop": MultiThreadedEventLoopGroup.currentEventLoop != nil])
-            if call.more { try await context.send(reply) }
-            return reply
-        case "Boom":
-            throw VarlinkError("org.example.test.Boom")
-        default:
-            throw VarlinkError.methodNotFound(call.method)
+    static let echo = VarlinkMethod<Text, Text>("Echo", of: "org.example.test")
+    static let count = VarlinkMethod<Count, Index>("Count", of: "org.example.test")
+    static let peer = VarlinkMethod<Members, Identity>("Peer", of: "org.example.test")
+    static let whereNow = VarlinkMethod<Members, Location>("Where", of: "org.example.test")
+    static let whereElse = VarlinkMethod<Members, Location>("WhereElse", of: "org.example.test")
+    static let boom = VarlinkMethod<Members, Members>("Boom", of: "org.example.test")
+
+    /// Where the call is answered: on an event loop or off it.
+    private static var location: Location { Location(onEventLoop: MultiThreadedEventLoopGroup.currentEventLoop != nil) }
+
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.on(Self.echo) { text, _ in text }
+        methods.on(Self.count) { count, context in
+            guard context.wantsMore else { throw VarlinkError.expectedMore }
+            for i in 0..<(count.n - 1) { try await context.send(VarlinkReply(Index(i: i))) }
+            return Index(i: count.n - 1)
         }
+        methods.on(Self.peer) { _, context in Identity(uid: Int(context.peer.uid), pid: Int(context.peer.pid)) }
+        methods.on(Self.whereElse) { _, _ in Self.location }
+        methods.answer(Self.whereNow, atOnce: { _, _ in try VarlinkAnswer(Self.location) }) { _, context in
+            let reply = Self.location
+            if context.wantsMore { try await context.send(VarlinkReply(reply)) }
+            return try VarlinkAnswer(reply)
+        }
+        methods.on(Self.boom) { _, _ -> Members in throw VarlinkError("org.example.test.Boom") }
+        return methods
     }
 }
 

@@ -64,16 +64,12 @@ struct CallerAttributedInterface: VarlinkInterface {
     var name: String { wrapped.name }
     var interfaceDescription: String { wrapped.interfaceDescription }
 
-    /// As the wrapped interface answers it: what is answered at once only reads, so it
-    /// causes no event to attribute, and wrapping must not move a call off the loop.
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        try wrapped.answerAtOnce(call, context: context)
-    }
-
-    /// Answers the call with `wrapped`, the caller recorded as the cause of what it does.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        try await EventLog.$cause.withValue(context.peer) {
-            try await wrapped.handle(call, context: context)
+    /// The wrapped interface's methods, each handler run with the caller recorded as the
+    /// cause of what it does. What is answered on the loop only reads, so it causes no event to
+    /// attribute, and wrapping must not move a call off the loop.
+    var methods: VarlinkMethods {
+        wrapped.methods.wrappingHandlers { context, handle in
+            try await EventLog.$cause.withValue(context.peer) { try await handle(context) }
         }
     }
 }

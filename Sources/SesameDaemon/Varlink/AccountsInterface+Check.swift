@@ -8,7 +8,7 @@ extension AccountsInterface {
     /// token it rejects is handled as `ReportRejected` does: one refresh, shared with every
     /// other caller, whose refusal leaves the account needing a login.
     func check(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> CheckReply
     {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let adapter = try providers.adapter(account.provider)
@@ -32,7 +32,7 @@ extension AccountsInterface {
             metadata: ["account": "\(account.id)", "verdict": "\(verdict.rawValue)", "refreshed": "\(refreshed)"]
         )
         let now = try await engine.account(account.id)
-        return try VarlinkReply(CheckReply(account: now, verdict: verdict, detail: detail, refreshed: refreshed))
+        return CheckReply(account: now, verdict: verdict, detail: detail, refreshed: refreshed)
     }
 
     /// The provider's verdict on `tokens`, and why when it is not `accepted`, in Sesame's own

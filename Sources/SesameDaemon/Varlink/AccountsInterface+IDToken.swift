@@ -11,7 +11,7 @@ extension AccountsInterface {
     /// (`SessionEngine.refresh(_:ifCurrentAccessToken:)`), so asking again and again cannot
     /// make sesamed hammer a provider that re-issues none.
     func getIDToken(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> GetIDTokenReply
     {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         let patience = providers.patience(for: account.provider)
@@ -42,6 +42,6 @@ extension AccountsInterface {
             )
         }
         caller.share?.handedOut("an ID token", of: account.id, logger: context.logger)
-        return try VarlinkReply(GetIDTokenReply(idToken: idToken, expiresAt: expiry))
+        return GetIDTokenReply(idToken: idToken, expiresAt: expiry)
     }
 }

@@ -6,8 +6,8 @@ import SesameVarlink
 
 /// How accounts come to be: `Login`, `CompleteLogin` and `ImportTokens`.
 extension AccountsInterface {
-    func login(_ request: LoginParameters, more: Bool, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+    func login(_ request: LoginParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
+        -> LoginReply
     {
         let adapter = try providers.adapter(request.provider)
         let flow = try Self.flow(request.flow, of: adapter)
@@ -20,7 +20,7 @@ extension AccountsInterface {
         do {
             switch flow {
             case .device:
-                guard more else { throw VarlinkError.expectedMore }
+                guard context.wantsMore else { throw VarlinkError.expectedMore }
                 return try await deviceLogin(request, adapter: adapter, owner: uid, context)
             case .authorizationCode:
                 // A provider that accepts only its registered redirect gets exactly that one.
@@ -34,9 +34,7 @@ extension AccountsInterface {
                     scopes: request.scopes
                 )
                 await pendingLogins.add(started, provider: request.provider, adapter: adapter, owner: uid)
-                return try VarlinkReply(
-                    LoginReply(authorization: Authorization(url: started.url, state: started.state))
-                )
+                return LoginReply(authorization: Authorization(url: started.url, state: started.state))
             }
         } catch let error as ProviderError {
             Self.log(error, ofLoginWith: request.provider, context: context)
@@ -51,7 +49,7 @@ extension AccountsInterface {
         adapter: any ProviderAdapter,
         owner: UInt32,
         _ context: VarlinkCallContext
-    ) async throws -> VarlinkReply {
+    ) async throws -> LoginReply {
         let authorization = try await adapter.startDeviceLogin(scopes: request.scopes)
         let verification = Verification(
             uri: authorization.verificationURI,
@@ -61,17 +59,12 @@ extension AccountsInterface {
         )
         try await context.send(VarlinkReply(LoginReply(verification: verification)))
         let login = try await adapter.finishDeviceLogin(authorization, onTrouble: Self.troubleReporter(context))
-        return try await accountReply(
-            for: login,
-            provider: request.provider,
-            adapter: adapter,
-            owner: owner,
-            context: context
-        )
+        let account = try await store(login, provider: request.provider, adapter: adapter, owner: owner, context)
+        return LoginReply(account: account)
     }
 
     func completeLogin(_ request: CompleteLoginParameters, _ caller: Caller, _ context: VarlinkCallContext)
-        async throws -> VarlinkReply
+        async throws -> AccountReply
     {
         // Counted before the login is taken: a refused call leaves it to be completed later.
         try spendProviderCall(caller)
@@ -85,17 +78,18 @@ extension AccountsInterface {
             Self.log(error, ofLoginWith: pending.provider, context: context)
             throw VarlinkLoginError.provider(error)
         }
-        return try await accountReply(
-            for: login,
+        let account = try await store(
+            login,
             provider: pending.provider,
             adapter: pending.adapter,
             owner: caller.peer.uid,
-            context: context
+            context
         )
+        return AccountReply(account: account)
     }
 
     func importTokens(_ request: ImportTokensParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> AccountReply
     {
         let owner = request.owner ?? caller.peer.uid
         guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
@@ -132,7 +126,7 @@ extension AccountsInterface {
             "tokens imported",
             metadata: ["account": "\(account.id)", "provider": "\(account.provider)"]
         )
-        return try VarlinkReply(AccountReply(account: account))
+        return AccountReply(account: account)
     }
 
     /// Tokens handed over must be the provider's, for this client, about `subject`, as far as
@@ -177,13 +171,13 @@ extension AccountsInterface {
 
     /// Stores a login's account. Tokens that cannot be stored are revoked: the provider issued
     /// them, and nobody would hold them.
-    func accountReply(
-        for login: ProviderLogin,
+    func store(
+        _ login: ProviderLogin,
         provider: String,
         adapter: any ProviderAdapter,
         owner: UInt32,
-        context: VarlinkCallContext
-    ) async throws -> VarlinkReply {
+        _ context: VarlinkCallContext
+    ) async throws -> Account {
         let account: Account
         do {
             account = try await engine.importSession(
@@ -201,6 +195,6 @@ extension AccountsInterface {
             throw error
         }
         context.logger.info("logged in", metadata: ["account": "\(account.id)", "provider": "\(provider)"])
-        return try VarlinkReply(AccountReply(account: account))
+        return account
     }
 }

@@ -9,7 +9,7 @@ extension AccountsInterface {
     /// to be had counts as a call to the provider. Through a share only fewer scopes may be asked
     /// for: a token for another audience or resource would be a grant the owner never gave it.
     func narrowedToken(_ request: GetTokenParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> GetTokenReply
     {
         try Self.checkBounds(request)
         if caller.share != nil, request.audience != nil || request.resource != nil {
@@ -37,12 +37,10 @@ extension AccountsInterface {
             waitingAtMost: providers.patience(for: account.provider)
         )
         caller.share?.handedOut("a narrowed access token", of: account.id, logger: context.logger)
-        return try VarlinkReply(
-            GetTokenReply(
-                accessToken: tokens.accessToken,
-                tokenType: tokens.tokenType,
-                expiresAt: tokens.accessTokenExpiresAt
-            )
+        return GetTokenReply(
+            accessToken: tokens.accessToken,
+            tokenType: tokens.tokenType,
+            expiresAt: tokens.accessTokenExpiresAt
         )
     }
 

@@ -9,7 +9,7 @@ import SesameVarlink
 extension AccountsInterface {
     /// Every configured provider and how its accounts log in; the names and flows are no secret
     /// to a local user, who may log in with any of them.
-    func listProviders(_ caller: Caller) throws -> VarlinkReply {
+    func listProviders(_ caller: Caller) throws -> ListProvidersReply {
         let configured = providers.names.compactMap { try? providers.adapter($0) }
         let list = configured.map { (adapter: any ProviderAdapter) in
             Provider(
@@ -31,7 +31,7 @@ extension AccountsInterface {
                 loginUnavailable: Self.brokenFileSentence(file, forRoot: caller.isRoot)
             )
         }
-        return try VarlinkReply(ListProvidersReply(providers: (list + broken).sorted { $0.name < $1.name }))
+        return ListProvidersReply(providers: (list + broken).sorted { $0.name < $1.name })
     }
 
     /// Why a broken provider cannot log in, and what to do. Only root is shown what is wrong
@@ -44,7 +44,7 @@ extension AccountsInterface {
     /// Redeems a handed-over authorization code into an account owned by the caller. It counts
     /// against the caller's logins like `Login`, since it makes the provider work the same way.
     func redeemCode(_ request: RedeemCodeParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> AccountReply
     {
         let adapter = try providers.adapter(request.provider)
         guard !request.code.isEmpty, request.code.utf8.count <= 4096 else {
@@ -76,13 +76,8 @@ extension AccountsInterface {
             throw VarlinkLoginError.provider(error)
         }
         if let name = request.displayName { login.displayName = ProviderText.displayName(name) }
-        return try await accountReply(
-            for: login,
-            provider: request.provider,
-            adapter: adapter,
-            owner: uid,
-            context: context
-        )
+        let account = try await store(login, provider: request.provider, adapter: adapter, owner: uid, context)
+        return AccountReply(account: account)
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.

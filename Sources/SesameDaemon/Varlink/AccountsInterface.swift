@@ -17,71 +17,67 @@ struct AccountsInterface: VarlinkInterface {
     let pendingLogins = PendingLogins()
     let tokenReplies = TokenReplies()
 
-    /// List, Get and a GetToken whose token needs no refresh read the engine's published view
-    /// without entering it: answered on the connection's loop. Every other call enters the
-    /// engine, whose writes seal and fsync the store, and is answered by `handle`.
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        // A switch on the name itself: making the method's enum compares the name with every
-        // case's in turn (a thousand instructions for GetToken, issue 13).
-        switch call.methodName {
-        case AccountsContract.Method.list.rawValue: return try list(Caller(context, trust: trust))
-        // Their one parameter is read without a decoder: these are the calls made most.
-        case AccountsContract.Method.get.rawValue:
-            let request = AccountParameters(account: try call.stringParameter("account"))
-            return try get(request, Caller(context, trust: trust))
-        // Only the account's own token: a narrowed one (more parameters) may need an exchange.
-        case AccountsContract.Method.getToken.rawValue where call.parameterCount == 1:
-            let caller = Caller(context, trust: trust)
-            let (account, tokens) = try usableAccount(try call.stringParameter("account"), caller)
-            guard let tokens else { return nil }
-            let reply = try tokenReplies.reply(for: account.id, tokens: tokens)
-            caller.share?.handedOut("an access token", of: account.id, logger: context.logger)
-            return reply
-        default: return nil
+    /// The method table. List, Get and a GetToken whose token needs no refresh read the
+    /// engine's published view without entering it: answered on the connection's loop. Every
+    /// other call enters the engine, whose writes seal and fsync the store, and is answered off it.
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.onLoop(AccountsContract.list) { _, context in try list(Caller(context, trust: trust)) }
+        // Get's and GetToken's one parameter is read without a decoder: these are the calls made most.
+        methods.answer(AccountsContract.get, atOnce: { call, context in try VarlinkAnswer(get(call, context)) }) {
+            request,
+            context in
+            try VarlinkAnswer(get(request, Caller(context, trust: trust)))
         }
+        methods.answer(AccountsContract.getToken, atOnce: tokenAtOnce) { request, context in
+            try await getToken(request, Caller(context, trust: trust), context)
+        }
+        methods.on(AccountsContract.importTokens) { try await importTokens($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.login) { try await login($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.completeLogin) { try await completeLogin($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.listProviders) { _, context in try listProviders(Caller(context, trust: trust)) }
+        methods.on(AccountsContract.redeemCode) { try await redeemCode($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.refresh) { try await refresh($0, Caller($1, trust: trust)) }
+        methods.on(AccountsContract.reportRejected) { try await reportRejected($0, Caller($1, trust: trust)) }
+        methods.on(AccountsContract.check) { try await check($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.logout) { try await logout($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.remove) { try await remove($0, Caller($1, trust: trust), $1) }
+        methods.on(AccountsContract.rename) { try await rename($0, Caller($1, trust: trust)) }
+        methods.on(AccountsContract.getIDToken) { try await getIDToken($0, Caller($1, trust: trust), $1) }
+        return methods
     }
 
-    /// The method table: every method of the contract, to its handler.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard let method = AccountsContract.Method(rawValue: call.methodName) else {
-            throw VarlinkError.methodNotFound(call.method)
-        }
+    /// `Get`, its one parameter read without a decoder.
+    private func get(_ call: VarlinkCall, _ context: VarlinkCallContext) throws -> AccountReply {
+        try get(AccountParameters(account: try call.stringParameter("account")), Caller(context, trust: trust))
+    }
+
+    /// A `GetToken` for the account's own token (a narrowed one, with more parameters, may need
+    /// an exchange) when that token needs no refresh; nil leaves the call to `getToken`.
+    private func tokenAtOnce(_ call: VarlinkCall, _ context: VarlinkCallContext) throws
+        -> VarlinkAnswer<GetTokenReply>?
+    {
+        guard call.parameterCount == 1 else { return nil }
         let caller = Caller(context, trust: trust)
-        switch method {
-        case .list: return try list(caller)
-        case .get: return try get(call.decodeParameters(AccountParameters.self), caller)
-        case .importTokens:
-            return try await importTokens(call.decodeParameters(ImportTokensParameters.self), caller, context)
-        case .login:
-            return try await login(call.decodeParameters(LoginParameters.self), more: call.more, caller, context)
-        case .completeLogin:
-            return try await completeLogin(call.decodeParameters(CompleteLoginParameters.self), caller, context)
-        case .listProviders: return try listProviders(caller)
-        case .redeemCode: return try await redeemCode(call.decodeParameters(RedeemCodeParameters.self), caller, context)
-        case .refresh: return try await refresh(call.decodeParameters(AccountParameters.self), caller)
-        case .reportRejected:
-            return try await reportRejected(call.decodeParameters(ReportRejectedParameters.self), caller)
-        case .check: return try await check(call.decodeParameters(AccountParameters.self), caller, context)
-        case .getToken: return try await getToken(call.decodeParameters(GetTokenParameters.self), caller, context)
-        case .logout: return try await logout(call.decodeParameters(AccountParameters.self), caller, context)
-        case .remove: return try await remove(call.decodeParameters(AccountParameters.self), caller, context)
-        case .rename: return try await rename(call.decodeParameters(RenameParameters.self), caller)
-        case .getIDToken: return try await getIDToken(call.decodeParameters(AccountParameters.self), caller, context)
-        }
+        let (account, tokens) = try usableAccount(try call.stringParameter("account"), caller)
+        guard let tokens else { return nil }
+        let reply = try tokenReplies.reply(for: account.id, tokens: tokens)
+        caller.share?.handedOut("an access token", of: account.id, logger: context.logger)
+        return reply
     }
 
-    private func list(_ caller: Caller) throws -> VarlinkReply {
-        try VarlinkReply(ListReply(accounts: engine.view.list().filter(caller.mayObserve)))
+    private func list(_ caller: Caller) throws -> ListReply {
+        ListReply(accounts: engine.view.list().filter(caller.mayObserve))
     }
 
-    private func get(_ request: AccountParameters, _ caller: Caller) throws -> VarlinkReply {
-        try VarlinkReply(AccountReply(account: try engine.account(request.account, for: caller)))
+    private func get(_ request: AccountParameters, _ caller: Caller) throws -> AccountReply {
+        AccountReply(account: try engine.account(request.account, for: caller))
     }
 
     private func getToken(_ request: GetTokenParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> VarlinkAnswer<GetTokenReply>
     {
-        guard request.narrowing.isEmpty else { return try await narrowedToken(request, caller, context) }
+        guard request.narrowing.isEmpty else { return try VarlinkAnswer(await narrowedToken(request, caller, context)) }
         // A token that needs no refresh is read without waiting for the engine, which may be
         // busy saving someone else's change; only a refresh (or an error) goes through it.
         let (account, current) = try usableAccount(request.account, caller)
@@ -114,7 +110,7 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func logout(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> LogoutReply
     {
         let account = try engine.account(request.account, for: caller, requiring: .logout)
         defer { tokenReplies.forget(account.id) }
@@ -142,21 +138,25 @@ struct AccountsInterface: VarlinkInterface {
                 "not_revoked": "\(revocation.reason ?? "-")",
             ]
         )
-        return try VarlinkReply(
-            LogoutReply(account: loggedOut, revokedRemotely: revocation.confirmed, notRevokedReason: revocation.reason)
+        return LogoutReply(
+            account: loggedOut,
+            revokedRemotely: revocation.confirmed,
+            notRevokedReason: revocation.reason
         )
     }
 
-    private func refresh(_ request: AccountParameters, _ caller: Caller) async throws -> VarlinkReply {
+    private func refresh(_ request: AccountParameters, _ caller: Caller) async throws -> AccountReply {
         let account = try engine.account(request.account, for: caller, requiring: .manage)
         // Refused before the engine is asked: a refresh that cannot happen changes nothing.
         let patience = try providers.adapter(account.provider).configuration.requestTimeout
         try spendProviderCall(caller)
         _ = try await engine.refresh(account.id, waitingAtMost: patience)
-        return try VarlinkReply(AccountReply(account: try await engine.account(account.id)))
+        return AccountReply(account: try await engine.account(account.id))
     }
 
-    private func reportRejected(_ request: ReportRejectedParameters, _ caller: Caller) async throws -> VarlinkReply {
+    private func reportRejected(_ request: ReportRejectedParameters, _ caller: Caller) async throws
+        -> ReportRejectedReply
+    {
         let account = try engine.account(request.account, for: caller, requiring: .use)
         try spendProviderCall(caller)
         let refreshed = try await engine.refresh(
@@ -164,12 +164,12 @@ struct AccountsInterface: VarlinkInterface {
             ifCurrentAccessToken: request.accessToken,
             waitingAtMost: providers.patience(for: account.provider)
         )
-        return try VarlinkReply(ReportRejectedReply(refreshed: refreshed))
+        return ReportRejectedReply(refreshed: refreshed)
     }
 
-    private func rename(_ request: RenameParameters, _ caller: Caller) async throws -> VarlinkReply {
+    private func rename(_ request: RenameParameters, _ caller: Caller) async throws -> AccountReply {
         let account = try engine.account(request.account, for: caller, requiring: .manage)
-        return try VarlinkReply(AccountReply(account: try await engine.rename(account.id, to: request.name)))
+        return AccountReply(account: try await engine.rename(account.id, to: request.name))
     }
 
     /// Counts a call that reaches a provider against the caller's allowance, or refuses it
@@ -179,13 +179,13 @@ struct AccountsInterface: VarlinkInterface {
     }
 
     private func remove(_ request: AccountParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> NoParameters
     {
         let id = try engine.account(request.account, for: caller, requiring: .manage).id
         defer { tokenReplies.forget(id) }
         try await engine.remove(id)
         context.logger.info("account removed", metadata: ["account": "\(id)"])
-        return .empty
+        return NoParameters()
     }
 
     /// Revokes the account's grant at its provider, and says whether the provider confirmed it

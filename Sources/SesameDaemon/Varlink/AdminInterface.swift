@@ -11,26 +11,24 @@ struct AdminInterface: VarlinkInterface {
     let store: EncryptedStore
 
     /// The method table; every method is root's only.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
-        guard let method = AdminContract.Method(rawValue: call.methodName) else {
-            throw VarlinkError.methodNotFound(call.method)
-        }
-        switch method {
-        case .rekey:
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.on(AdminContract.rekey) { _, context in
+            guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
             let keyID = try store.rekey()
             context.logger.notice("token store re-sealed", metadata: ["key_id": "\(keyID)"])
-            return try VarlinkReply(RekeyReply(keyId: keyID))
-        case .stats:
-            return try VarlinkReply(
-                StatsReply(
-                    accounts: await engine.list().count,
-                    subscribers: engine.registry.subscriberCount,
-                    sequence: await engine.currentSequence,
-                    keyId: store.keyID
-                )
+            return RekeyReply(keyId: keyID)
+        }
+        methods.on(AdminContract.stats) { _, context in
+            guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
+            return StatsReply(
+                accounts: await engine.list().count,
+                subscribers: engine.registry.subscriberCount,
+                sequence: await engine.currentSequence,
+                keyId: store.keyID
             )
         }
+        return methods
     }
 }
 

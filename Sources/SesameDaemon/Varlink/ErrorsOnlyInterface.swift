@@ -4,8 +4,6 @@ import SesameVarlink
 struct ErrorsOnlyInterface: VarlinkInterface {
     let name: String
     let interfaceDescription: String
-
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        throw VarlinkError.methodNotFound(call.method)
-    }
+    /// No methods: a call of any is `MethodNotFound`.
+    let methods = VarlinkMethods()
 }

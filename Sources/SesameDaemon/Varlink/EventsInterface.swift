@@ -26,19 +26,14 @@ struct EventsInterface: VarlinkInterface {
     }
 
     /// The method table.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard let method = EventsContract.Method(rawValue: call.methodName) else {
-            throw VarlinkError.methodNotFound(call.method)
-        }
-        switch method {
-        case .subscribe:
-            guard call.more else { throw VarlinkError.expectedMore }
-            return try await subscribe(call.decodeParameters(SubscribeParameters.self), context)
-        }
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.answer(EventsContract.subscribe) { try await subscribe($0, $1) }
+        return methods
     }
 
     private func subscribe(_ parameters: SubscribeParameters, _ context: VarlinkCallContext) async throws
-        -> VarlinkReply
+        -> VarlinkAnswer<SubscribeReply>
     {
         let peer = context.peer
         if let refusal = trust.acquire(.subscription, for: peer.uid) { throw refusal }
@@ -182,7 +177,7 @@ struct EventsInterface: VarlinkInterface {
             subscription.cancel()
             trust.release(.subscription, for: peer.uid)
             guard ending == .fellBehind else { return }
-            let method = EventsContract.interface + "." + EventsContract.Method.subscribe.rawValue
+            let method = EventsContract.subscribe.qualifiedName
             Self.logCutOff(peer.logger(from: logger, method: method), queueLimit: queueLimit)
         }
         return stream

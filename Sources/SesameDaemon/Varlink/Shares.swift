@@ -67,7 +67,7 @@ struct ShareConsumer: ConnectionRestriction {
     func refusal(of method: String) -> VarlinkError? {
         if let reason = share.endReason { return VarlinkError(.shareEnded(share: share.id, reason: reason)) }
         if SharesContract.consumerMethods.contains(method) { return nil }
-        if share.idToken, method == AccountsContract.Method.getIDToken.qualifiedName { return nil }
+        if share.idToken, method == AccountsContract.getIDToken.qualifiedName { return nil }
         return VarlinkError(.notShared(method: method))
     }
 

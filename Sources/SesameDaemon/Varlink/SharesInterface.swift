@@ -18,20 +18,15 @@ struct SharesInterface: VarlinkInterface {
     static let longestExpiry = 366 * 24 * 3600
 
     /// The method table.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard let method = SharesContract.Method(rawValue: call.methodName) else {
-            throw VarlinkError.methodNotFound(call.method)
-        }
-        switch method {
-        case .open:
-            guard call.more else { throw VarlinkError.expectedMore }
-            return try await open(call.decodeParameters(OpenShareParameters.self), context)
-        case .join: return try join(call.decodeParameters(JoinShareParameters.self), context)
-        }
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.on(SharesContract.open) { try await open($0, $1) }
+        methods.on(SharesContract.join) { try join($0, $1) }
+        return methods
     }
 
     /// `Open`: the share as opened, then, when it ends, why.
-    private func open(_ request: OpenShareParameters, _ context: VarlinkCallContext) async throws -> VarlinkReply {
+    private func open(_ request: OpenShareParameters, _ context: VarlinkCallContext) async throws -> OpenShareReply {
         let caller = Caller(context, trust: trust)
         guard (1...Shares.accountsPerShare).contains(request.accounts.count) else {
             throw VarlinkError.invalidParameter("accounts")
@@ -75,7 +70,7 @@ struct SharesInterface: VarlinkInterface {
             throw error
         }
         Self.logEnd(of: share, logger)
-        return try VarlinkReply(OpenShareReply(ended: share.endReason))
+        return OpenShareReply(ended: share.endReason)
     }
 
     /// Logs the share's end and its reason.
@@ -123,15 +118,15 @@ struct SharesInterface: VarlinkInterface {
     }
 
     /// `Join`: puts the calling connection under the share, if the caller opened it.
-    private func join(_ request: JoinShareParameters, _ context: VarlinkCallContext) throws -> VarlinkReply {
+    private func join(_ request: JoinShareParameters, _ context: VarlinkCallContext) throws -> JoinShareReply {
         guard let share = shares.share(request.share, openedBy: context.peer.uid) else {
             throw VarlinkError(.shareEnded(share: request.share, reason: "no such share is open for this user"))
         }
         let consumer = ShareConsumer(share: share, consumerUID: request.consumerUid, consumerPID: request.consumerPid)
         guard context.scope.restrict(to: consumer) else {
-            throw VarlinkError(.notShared(method: SharesContract.Method.join.qualifiedName))
+            throw VarlinkError(.notShared(method: SharesContract.join.qualifiedName))
         }
         share.log("share joined", consumer.consumerMetadata, context.logger)
-        return try VarlinkReply(JoinShareReply(accounts: share.accounts.sorted()))
+        return JoinShareReply(accounts: share.accounts.sorted())
     }
 }

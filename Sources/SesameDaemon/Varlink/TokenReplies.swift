@@ -16,7 +16,7 @@ final class TokenReplies: Sendable {
     /// the reply framed.
     private struct Entry {
         var says: GetTokenReply
-        var reply: VarlinkReply
+        var reply: VarlinkAnswer<GetTokenReply>
     }
 
     /// Beyond this many accounts the entries are dropped and built again as asked for; it
@@ -26,7 +26,7 @@ final class TokenReplies: Sendable {
     private let entries = Mutex<[String: Entry]>([:])
 
     /// The reply carrying `tokens` for `account`, framed.
-    func reply(for account: String, tokens: TokenSet) throws -> VarlinkReply {
+    func reply(for account: String, tokens: TokenSet) throws -> VarlinkAnswer<GetTokenReply> {
         let says = GetTokenReply(
             accessToken: tokens.accessToken,
             tokenType: tokens.tokenType,
@@ -35,7 +35,7 @@ final class TokenReplies: Sendable {
         if let entry = entries.withLock({ $0[account] }), entry.says == says {
             return entry.reply
         }
-        let reply = try VarlinkReply(says).framed(continues: false)
+        let reply = try VarlinkAnswer.prepared(says)
         entries.withLock { entries in
             if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
             entries[account] = Entry(says: says, reply: reply)

@@ -1,10 +1,10 @@
 import Logging
 import NIOCore
 
-/// How a server answers a call it has read: through the interface that names it, on the spot
-/// when the interface can (`answerAtOnce`), or by its `handle`; every error becomes the reply
-/// the peer reads. Shared by all of a server's connections, by reference: each connection and
-/// its close callback keep it, and a copy of its fields cost every connection 0.1 KiB.
+/// How a server answers a call it has read: from the dispatch table (`VarlinkMethods`) of the
+/// interface that names it, on the spot when the method can, else by its handler; every error
+/// becomes the reply the peer reads. Shared by all of a server's connections, by reference: each
+/// connection and its close callback keep it, and a copy of its fields cost every connection 0.1 KiB.
 final class CallAnswerer: Sendable {
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
@@ -12,33 +12,34 @@ final class CallAnswerer: Sendable {
     /// How many notices each uid's bad messages may cause.
     private let notices = PeerLogBudget()
 
-    /// The interfaces, `org.varlink.service` included, and their names in UTF-8, in the same
-    /// order: a call's is found by comparing bytes, with no string made and no interface
-    /// copied until it is found (issue 13).
-    private let interfaces: [any VarlinkInterface]
+    /// Each interface's dispatch table, `org.varlink.service`'s included, and the interfaces'
+    /// names in UTF-8, in the same order: a call's is found by comparing bytes, with no string
+    /// made and no table copied until it is found.
+    private let tables: [VarlinkMethods]
     private let names: [[UInt8]]
 
     init(interfaces: [String: any VarlinkInterface], protocolInterface: String, logger: Logger) {
-        self.interfaces = Array(interfaces.values)
+        self.tables = interfaces.values.map(\.methods)
         self.names = interfaces.keys.map { Array($0.utf8) }
         self.protocolInterface = protocolInterface
         self.logger = logger
     }
 
-    /// The interface `call` is to.
-    private func interface(of call: VarlinkCall) throws(VarlinkError) -> any VarlinkInterface {
+    /// The entry of the method `call` names.
+    private func entry(of call: VarlinkCall) throws(VarlinkError) -> VarlinkMethods.Entry {
         guard let index = call.interfaceIndex(among: names) else { throw .interfaceNotFound(call.interface) }
-        return interfaces[index]
+        guard let entry = tables[index].entry(for: call) else { throw .methodNotFound(call.method) }
+        return entry
     }
 
-    /// The framed reply to `call` if its interface gives it without waiting, for the connection's
+    /// The framed reply to `call` if its method gives it without waiting, for the connection's
     /// event loop to write at once; nil when the call must go to `answer` off the loop.
     func answerAtOnce(_ call: VarlinkCall, peer: PeerCredentials, scope: ConnectionScope) -> ByteBuffer? {
         guard !call.more else { return nil }
         let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, outbound: nil, call: call)
         do {
             if let refusal = scope.refusal(of: call.method) { throw refusal }
-            guard let reply = try interface(of: call).answerAtOnce(call, context: context) else { return nil }
+            guard let atOnce = try entry(of: call).atOnce, let reply = try atOnce(call, context) else { return nil }
             guard reply.continuesOn == nil else { throw MisusedStream() }
             return reply.frame(continues: false)
         } catch {
@@ -65,7 +66,7 @@ final class CallAnswerer: Sendable {
             // Checked again off the loop: the connection's restriction may have begun or its
             // grant ended since the call was read.
             if let refusal = scope.refusal(of: call.method) { throw refusal }
-            let reply = try await interface(of: call).handle(call, context: context)
+            let reply = try await entry(of: call).handle(call, context)
             if let stream = reply.continuesOn {
                 // Only a streaming call can go on without its handler; a stream nobody reads
                 // from now on is ended here, so what waits for its end lets go.
@@ -130,7 +131,7 @@ final class CallAnswerer: Sendable {
     }
 }
 
-/// A handler returned `VarlinkReply.continuing(on:)` for a call that cannot go on (not
+/// A handler returned `VarlinkAnswer.continuing(on:)` for a call that cannot go on (not
 /// streaming, or answered at once): a bug, answered as an internal error.
 private struct MisusedStream: Error {}
 

@@ -7,21 +7,10 @@ public protocol VarlinkInterface: Sendable {
     var name: String { get }
     /// The interface definition served by `org.varlink.service.GetInterfaceDescription`.
     var interfaceDescription: String { get }
-    /// Answers one call to a method of this interface: intermediate replies of a streaming call go
-    /// through `context.send`, the final reply is returned, and an error reply is thrown as `VarlinkError`.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
-
-    /// Answers `call` on the spot, on its connection's event loop, which every connection on
-    /// that loop shares: only when that needs no waiting, no actor and little work (reading a
-    /// published view, a constant). Nil hands the call to `handle` on the cooperative pool;
-    /// a thrown error is the reply, as from `handle`. Never asked for a streaming call.
-    /// By default, every call goes to `handle`.
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply?
-}
-
-extension VarlinkInterface {
-    /// Every call of this interface is answered by `handle`.
-    public func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? { nil }
+    /// Its dispatch table: each method to what answers it. Read once, when a server starts.
+    /// Intermediate replies of a streaming call go through `VarlinkCallContext.send`, and an
+    /// error reply is thrown (`VarlinkError`, or a `VarlinkErrorConvertible`).
+    var methods: VarlinkMethods { get }
 }
 
 /// An error of a layer above the wire that knows its own Varlink error reply; the server sends
@@ -50,6 +39,10 @@ public struct VarlinkCallContext: Sendable {
     private let method: String?
     private let outbound: Outbound
     private let streaming: Bool
+
+    /// Whether the caller asked for more replies (`more`), which a method that may stream or
+    /// answer once (a login) decides by.
+    public var wantsMore: Bool { streaming }
 
     /// Where intermediate replies go: the peer's connection, or a handler's in-process caller.
     private enum Outbound: Sendable {
@@ -119,7 +112,7 @@ public struct VarlinkCallContext: Sendable {
     /// peer falls more than `limit` replies behind. Nil for an in-process call or one that is
     /// not streaming, which sends with `send`. Returns once every reply sent with `send` has
     /// been written, so that the stream's replies come after them. The handler returns the
-    /// stream with `VarlinkReply.continuing(on:)`, or cancels it: only a stream handed back is
+    /// stream with `VarlinkAnswer.continuing(on:)`, or cancels it: only a stream handed back is
     /// ended when the peer goes.
     public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) async -> VarlinkReplyStream? {
         guard streaming, case .connection(let writer) = outbound else { return nil }

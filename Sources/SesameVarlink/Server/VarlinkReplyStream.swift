@@ -6,7 +6,7 @@ import Synchronization
 /// is handed to the connection's event loop, which writes every reply handed to it since it
 /// last looked in one go, for all its connections. For a call that sends the same replies to
 /// many peers (an event to every subscriber), where a task woken and a hop to the loop per
-/// reply cost more than the write. Its handler returns `VarlinkReply.continuing(on:)` and the
+/// reply cost more than the write. Its handler returns `VarlinkAnswer.continuing(on:)` and the
 /// call goes on with no task until the stream ends: the peer hangs up, the server stops, or
 /// the peer reads nothing while more than `limit` replies pile up behind its socket, which
 /// ends the call with `errorWhenBehind`. A handler that takes a stream must return it so (or

@@ -18,18 +18,60 @@ public struct VarlinkServiceInfo: Sendable, Codable, Hashable {
     }
 }
 
+/// `org.varlink.service`'s methods, and the parameters and reply of each.
+public enum VarlinkServiceContract {
+    /// The interface's name.
+    public static let interface = "org.varlink.service"
+    /// `GetInfo`: the service's identity and interfaces.
+    public static let getInfo = VarlinkMethod<Nothing, Info>("GetInfo", of: interface)
+    /// `GetInterfaceDescription`: one interface's definition.
+    public static let getInterfaceDescription = VarlinkMethod<DescriptionRequest, DescriptionReply>(
+        "GetInterfaceDescription",
+        of: interface
+    )
+
+    /// No parameters.
+    public struct Nothing: Sendable, Codable, Hashable {
+        /// Nothing to give.
+        public init() {}
+    }
+
+    /// What `GetInfo` says about the service.
+    public struct Info: Sendable, Codable, Hashable {
+        /// Who makes the service.
+        public var vendor: String
+        /// The service's name.
+        public var product: String
+        /// The service's version.
+        public var version: String
+        /// Where to learn more about the service.
+        public var url: String
+        /// Every interface the service serves.
+        public var interfaces: [String]
+    }
+
+    /// `GetInterfaceDescription`'s parameters.
+    public struct DescriptionRequest: Sendable, Codable, Hashable {
+        /// The interface asked about.
+        public var interface: String
+        /// Asks about `interface`.
+        public init(interface: String) { self.interface = interface }
+    }
+
+    /// `GetInterfaceDescription`'s reply.
+    public struct DescriptionReply: Sendable, Codable, Hashable {
+        /// The interface's definition.
+        public var description: String
+    }
+}
+
 /// `org.varlink.service`, which every Varlink service provides: the service's identity and the
 /// descriptions of all its interfaces, so generic clients need nothing of ours.
 struct VarlinkServiceInterface: VarlinkInterface {
-    let name = "org.varlink.service"
+    let name = VarlinkServiceContract.interface
     let interfaceDescription = Self.standardDescription
     let info: VarlinkServiceInfo
     let descriptions: [String: String]
-
-    /// GetInfo and GetInterfaceDescription read constants: answered on the loop.
-    func answerAtOnce(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        try reply(to: call)
-    }
 
     init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface]) {
         self.info = info
@@ -41,44 +83,25 @@ struct VarlinkServiceInterface: VarlinkInterface {
         self.descriptions = descriptions
     }
 
-    private struct InfoReply: Encodable {
-        var vendor, product, version, url: String
-        var interfaces: [String]
-    }
-
-    private struct DescriptionRequest: Decodable {
-        var interface: String
-    }
-
-    private struct DescriptionReply: Encodable {
-        var description: String
-    }
-
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        try reply(to: call)
-    }
-
-    private func reply(to call: VarlinkCall) throws -> VarlinkReply {
-        switch call.methodName {
-        case "GetInfo":
-            return try VarlinkReply(
-                InfoReply(
-                    vendor: info.vendor,
-                    product: info.product,
-                    version: info.version,
-                    url: info.url,
-                    interfaces: descriptions.keys.sorted()
-                )
+    /// Both methods read constants: answered on the loop.
+    var methods: VarlinkMethods {
+        var methods = VarlinkMethods()
+        methods.onLoop(VarlinkServiceContract.getInfo) { _, _ in
+            VarlinkServiceContract.Info(
+                vendor: info.vendor,
+                product: info.product,
+                version: info.version,
+                url: info.url,
+                interfaces: descriptions.keys.sorted()
             )
-        case "GetInterfaceDescription":
-            let request = try call.decodeParameters(DescriptionRequest.self)
+        }
+        methods.onLoop(VarlinkServiceContract.getInterfaceDescription) { request, _ in
             guard let description = descriptions[request.interface] else {
                 throw VarlinkError.interfaceNotFound(request.interface)
             }
-            return try VarlinkReply(DescriptionReply(description: description))
-        default:
-            throw VarlinkError.methodNotFound(call.method)
+            return VarlinkServiceContract.DescriptionReply(description: description)
         }
+        return methods
     }
 
     /// The interface text published by the Varlink project.

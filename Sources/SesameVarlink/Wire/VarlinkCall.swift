@@ -73,6 +73,16 @@ public struct VarlinkCall: Sendable {
         }
     }
 
+    /// Calls `body` with the unqualified method name's UTF-8 bytes, in place: finding a call's
+    /// method makes no string either.
+    func withMethodName<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        var method = method
+        return method.withUTF8 { bytes in
+            let start = bytes.lastIndex(of: UInt8(ascii: ".")).map { $0 + 1 } ?? 0
+            return body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...])))
+        }
+    }
+
     /// How many members the parameters object has: a call answered at once from one parameter
     /// can tell that nothing more was asked.
     public var parameterCount: Int {

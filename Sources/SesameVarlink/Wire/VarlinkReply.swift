@@ -23,9 +23,8 @@ public struct VarlinkReply: Sendable {
         self.encodedParameters = ByteBuffer(bytes: try JSONCoding.encode(parameters))
     }
 
-    /// What a streaming call's handler returns to leave the call to `stream`: the call goes on,
-    /// holding no task, until the stream ends (see `VarlinkReplyStream`).
-    public static func continuing(on stream: VarlinkReplyStream) -> VarlinkReply {
+    /// The reply of a streaming call left to `stream` (`VarlinkAnswer.continuing(on:)`).
+    static func continuing(on stream: VarlinkReplyStream) -> VarlinkReply {
         var reply = VarlinkReply.empty
         reply.continuesOn = stream
         return reply

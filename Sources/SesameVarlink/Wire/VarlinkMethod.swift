@@ -1,0 +1,59 @@
+/// One method of a Varlink interface as both ends know it: its name, the Swift types of its
+/// parameters and reply, and whether a call must ask for more replies. A server registers the
+/// method's handler under it (`VarlinkMethods`) and a client calls it (`VarlinkClient.call`), so
+/// the two cannot disagree on the types without failing to compile; the contract tests check
+/// the types against the interface file.
+public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sendable>: Sendable {
+    /// The interface's qualified name, e.g. `io.sesame.Accounts`.
+    public let interface: String
+    /// The method's own name, e.g. `GetToken`.
+    public let name: String
+    /// `interface.name`, as it goes on the wire.
+    public let qualifiedName: String
+    /// Whether the method only streams: a call without `more` is refused with `ExpectedMore`.
+    public let requiresMore: Bool
+
+    /// The method `name` of `interface`.
+    public init(_ name: String, of interface: String, requiresMore: Bool = false) {
+        self.interface = interface
+        self.name = name
+        self.qualifiedName = "\(interface).\(name)"
+        self.requiresMore = requiresMore
+    }
+
+    /// The call of this method with `parameters`, as a client sends it.
+    public func call(_ parameters: Parameters, more: Bool = false) throws -> VarlinkCall {
+        VarlinkCall(
+            method: qualifiedName,
+            parameters: try JSONValue(encoding: parameters).objectValue ?? [:],
+            more: more
+        )
+    }
+
+    /// A reply to a call of this method, as its type.
+    public func reply(from message: VarlinkReplyMessage) throws -> Reply {
+        try message.decode(Reply.self)
+    }
+}
+
+/// What tools and checks read of a method without knowing its types: the fuzzer, which decodes
+/// every method's parameters and replies, and the test of each type against the interface file.
+public protocol VarlinkMethodDescription: Sendable {
+    /// The interface's qualified name.
+    var interface: String { get }
+    /// The method's own name.
+    var name: String { get }
+    /// `interface.name`.
+    var qualifiedName: String { get }
+    /// The type its parameters decode into.
+    var parametersType: any Codable.Type { get }
+    /// The type its reply decodes into.
+    var replyType: any Codable.Type { get }
+}
+
+extension VarlinkMethod: VarlinkMethodDescription {
+    /// `Parameters`.
+    public var parametersType: any Codable.Type { Parameters.self }
+    /// `Reply`.
+    public var replyType: any Codable.Type { Reply.self }
+}
