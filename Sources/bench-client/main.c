@@ -9,6 +9,7 @@
 //   bench-client fanout  --socket S --subscribe MSG --trigger MSG --subscribers N --processes P
 //                        --events E --burst B --daemon-pid P
 //   bench-client startup (--notify | --stdout) [--settle-ms N] -- COMMAND ARGS...
+//   bench-client runs    --count N -- COMMAND ARGS...             N whole runs, spawn to exit
 #define _GNU_SOURCE
 #include "bench_support.h"
 #include "startup.h"
@@ -153,7 +154,7 @@ static int parse(int argc, char **argv, struct arguments *arguments) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench-client call|event|calls|connect|fanout|startup OPTIONS (see the source)\n");
+        fprintf(stderr, "usage: bench-client call|event|calls|connect|fanout|startup|runs OPTIONS (see the source)\n");
         return 64;
     }
     const char *mode = argv[1];
@@ -164,6 +165,7 @@ int main(int argc, char **argv) {
     bench_raise_nofile();
     if (strcmp(mode, "startup") == 0)
         return bench_startup(argv + 1 + operands, arguments.ready_on_stdout, arguments.settle_ms);
+    if (strcmp(mode, "runs") == 0) return bench_runs(argv + 1 + operands, arguments.calls.count);
     struct bench_transport transport = {
         .context = &arguments.varlink, .framing = BENCH_FRAME_NUL, .connect_caller = varlink_connect,
         .connect_subscriber = varlink_subscribe, .disconnect = varlink_disconnect, .call = varlink_call,

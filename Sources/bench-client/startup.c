@@ -1,4 +1,5 @@
-// Start-up timing: exec until the program says it is ready, then its idle RSS.
+// Start-up timing: exec until the program says it is ready, then its idle RSS; and a whole
+// short-lived program's run, spawn to exit.
 #define _GNU_SOURCE
 #include "startup.h"
 
@@ -89,6 +90,30 @@ static pid_t spawn(char **command, int out) {
     if (posix_spawnp(&pid, command[0], &actions, NULL, command, environ) != 0) pid = -1;
     posix_spawn_file_actions_destroy(&actions);
     return pid;
+}
+
+int bench_runs(char **command, long count) {
+    if (!command[0] || count < 1 || count > 100000) return 64;
+    double *walls = calloc((size_t)count, sizeof *walls);
+    if (!walls) return 1;
+    int failed = 0;
+    for (long i = 0; i < count && !failed; i++) {
+        int64_t start = bench_now_ns();
+        pid_t pid = spawn(command, -1);
+        int status = -1;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "bench-client: %s failed (run %ld)\n", command[0], i + 1);
+            failed = 1;
+        }
+        walls[i] = (double)(bench_now_ns() - start) / 1e3;
+    }
+    if (!failed) {
+        printf("wall_us=");
+        for (long i = 0; i < count; i++) printf("%s%.1f", i ? "," : "", walls[i]);
+        printf("\n");
+    }
+    free(walls);
+    return failed;
 }
 
 int bench_startup(char **command, int ready_on_stdout, long settle_ms) {

@@ -28,8 +28,20 @@ struct Report {
         return "nproc \(cores), \(model), Linux \(kernel.trimmingCharacters(in: .whitespacesAndNewlines))"
     }
 
-    /// BENCHMARKS.md: the table, the command, the machine, the date, the plot and what the rows mean.
-    func markdown(plot: String?) -> String {
+    /// The line after which BENCHMARKS.md holds sections written by hand (measurements of one
+    /// change, profiles), which a new run keeps as they are.
+    static let keptSectionsMarker = "<!-- Sections below are written by hand; scripts/bench keeps them. -->"
+
+    /// BENCHMARKS.md: the table, the command, the machine, the date, the plot and what the rows
+    /// mean, then whatever `previous` (the file as it was) holds after `keptSectionsMarker`.
+    func markdown(plot: String?, previous: String?) -> String {
+        guard let previous, let marker = previous.range(of: Self.keptSectionsMarker) else {
+            return generated(plot: plot)
+        }
+        return generated(plot: plot) + "\n" + previous[marker.lowerBound...]
+    }
+
+    private func generated(plot: String?) -> String {
         let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
         let plotLine = plot.map { "\n![One event to N subscribers: time to the last receipt](\($0))\n" } ?? ""
         return """
@@ -77,14 +89,22 @@ struct Report {
               after every client has connected and made 50 calls).
             - **Connect + call + close**: every call on a new connection (not measured for D-Bus: a bus
               connection needs authentication and Hello).
-            - **Events**: \(subscriberProcesses) subscriber processes, epoll over their connections; one event
+            - **`sesamectl token`**: the whole process, spawn to exit, \(settings.clientRuns) runs in a row per
+              round (median), asking the sesamed above for its account's token; its floor column is a
+              plain C program making the same call on the same sesamed and printing the reply
+              (scripts/lib/oneshot-client.c, built by the system's C compiler with nothing else linked).
+              `--version` is sesamectl's start-up and exit alone.
+            - **Stripped sizes**: each program as scripts/package ships it (`strip`): sesamed beside the
+              floor server and dbus-daemon; sesamectl beside the C one-shot client and dbus-send.
+            - **Events**: \(subscriberProcesses) subscriber processes (one per core: more made the floor
+              slower), epoll over their connections; one event
               at a time (\(settings.events) per round, median), timed from just before the trigger is written to
               the last subscriber's receipt (CLOCK_MONOTONIC in every process). The trigger is a real change:
               sesamed renews the account with `ImportTokens` (persisted, then announced as `loggedIn`).
               Deliveries/s: \(settings.burst) triggers written back to back, subscribers × \(settings.burst) / time
               to the last receipt of the last.
-              The \(Row.count(settings.large))-subscriber run is made on a freshly started instance of each
-              system (sesamed: a second one, with its own store).
+              The \(Row.count(settings.small))- and \(Row.count(settings.large))-subscriber runs are made on a freshly
+              started instance of each system (sesamed: a second one, with its own store).
             - **Memory per idle subscriber**: in that fresh instance, the daemon's VmRSS after every subscriber
               has connected and subscribed (and half a second more), less before, divided by their number.
               Kernel: the change of Slab in /proc/meminfo over the same time, system-wide (both ends of

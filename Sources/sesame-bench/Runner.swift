@@ -13,6 +13,8 @@ struct Settings {
     var burst = 10
     /// Persisted changes per round for the last row.
     var changes = 30
+    /// Client processes run per figure and round.
+    var clientRuns = 20
 }
 
 /// A sesamed whose persisted change is measured: how many accounts its store holds, the call
@@ -29,14 +31,26 @@ struct PersistenceTarget {
 final class Runner {
     private let systems: [any MeasuredSystem]
     private let persistence: [PersistenceTarget]
+    private let clients: ClientRuns
     private let settings: Settings
+    /// Where stripped copies of the programs are made.
+    private let work: String
     private(set) var samples = Samples()
 
-    /// A runner for `systems`, and for the persisted change of each of `persistence`.
-    init(systems: [any MeasuredSystem], persistence: [PersistenceTarget], settings: Settings) {
+    /// A runner for `systems`, for the persisted change of each of `persistence`, and for the
+    /// client processes and program sizes of `clients`.
+    init(
+        systems: [any MeasuredSystem],
+        persistence: [PersistenceTarget],
+        clients: ClientRuns,
+        settings: Settings,
+        work: String
+    ) {
         self.systems = systems
         self.persistence = persistence
+        self.clients = clients
         self.settings = settings
+        self.work = work
     }
 
     /// Warms every system up (a short load, one start-up) and then measures every round.
@@ -46,13 +60,17 @@ final class Runner {
             _ = try system.calls(clients: 8, seconds: 0.3, fresh: false)
             _ = try system.startup()
         }
+        try clients.sizes(into: &samples, directory: work)
         for round in 0..<settings.rounds {
             let order = (0..<systems.count).map { systems[($0 + round) % systems.count] }
             log("round \(round + 1) of \(settings.rounds)")
             for clients in [1, 8, 64] {
                 for system in order { try calls(system, clients: clients, round: round) }
             }
-            for system in order { try connects(system, round: round) }
+            for clients in [1, 8] {
+                for system in order { try connects(system, clients: clients, round: round) }
+            }
+            try clients.measure(into: &samples, round: round)
             // Before the fan-out, not right after its 10,000 subscribers' sockets were closed:
             // measured there, sesamed's start-up took 18-19 ms (13-26 ms by round), against
             // 12-15 ms on a quiet machine; measured here, 12.7-13.6 ms.
@@ -82,24 +100,24 @@ final class Runner {
         )
     }
 
-    /// Connect, one GetToken, close, from 8 clients.
-    private func connects(_ system: any MeasuredSystem, round: Int) throws {
-        guard let result = try system.calls(clients: 8, seconds: settings.seconds, fresh: true) else { return }
-        samples.record(.connectRate, system.name, round: round, try result.number("rate"))
-        log("  \(system.name.title), connect+call+close: \(Int(try result.number("rate")))/s")
+    /// Connect, one GetToken, close, from `clients` clients.
+    private func connects(_ system: any MeasuredSystem, clients: Int, round: Int) throws {
+        guard let result = try system.calls(clients: clients, seconds: settings.seconds, fresh: true) else { return }
+        samples.record(.connectRate(clients: clients), system.name, round: round, try result.number("rate"))
+        log("  \(system.name.title), connect+call+close, \(clients) clients: \(Int(try result.number("rate")))/s")
     }
 
-    /// One event to `subscribers`; at the largest count also the burst and the memory per subscriber.
+    /// One event to `subscribers`; at the table's two counts also the burst and the memory per subscriber.
     private func fanout(_ system: any MeasuredSystem, subscribers: Int, round: Int) throws {
-        let large = subscribers == settings.large
-        // The largest count is measured on a fresh instance, so that its memory figure is that of
-        // the subscribers alone: allocators keep what earlier runs freed.
-        let target = large ? try system.fresh() : system
-        defer { if large { target.stop() } }
+        let inTable = subscribers == settings.small || subscribers == settings.large
+        // The table's counts are measured on a fresh instance, so that the memory figure is that
+        // of the subscribers alone: allocators keep what earlier runs freed.
+        let target = inTable ? try system.fresh() : system
+        defer { if inTable { target.stop() } }
         let result = try target.fanout(
             subscribers: subscribers,
             events: settings.events,
-            burst: large ? settings.burst : 0
+            burst: inTable ? settings.burst : 0
         )
         let lasts = try result.numbers("event_ms")
         let last = Samples.median(lasts) ?? 0
@@ -111,12 +129,15 @@ final class Runner {
         if system.name != .dbus, let reply = Samples.median(try result.numbers("trigger_reply_ms")) {
             samples.record(.triggerReply(subscribers: subscribers), system.name, round: round, reply)
         }
-        if large {
-            samples.record(.deliveries, system.name, round: round, try result.number("deliveries_per_s"))
-            let count = Double(subscribers)
+        if inTable {
+            let (count, perSecond) = (Double(subscribers), try result.number("deliveries_per_s"))
+            samples.record(.deliveries(subscribers: subscribers), system.name, round: round, perSecond)
             let user = (try result.number("rss_after_kib") - result.number("rss_before_kib")) * 1024 / count
-            let kernel = (try result.number("slab_after_kib") - result.number("slab_before_kib")) * 1024 / count
-            samples.record(.userPerSubscriber, system.name, round: round, user)
+            samples.record(.userPerSubscriber(subscribers: subscribers), system.name, round: round, user)
+        }
+        if subscribers == settings.large {
+            let kernel =
+                (try result.number("slab_after_kib") - result.number("slab_before_kib")) * 1024 / Double(subscribers)
             samples.record(.kernelPerSubscriber, system.name, round: round, kernel)
         }
         log(

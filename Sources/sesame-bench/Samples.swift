@@ -10,18 +10,18 @@ enum Metric: Hashable {
     case callRate
     /// p99 latency (µs) with one client.
     case latencyP99
-    /// Connect, one GetToken, close: per second with 8 clients.
-    case connectRate
+    /// Connect, one GetToken, close: per second with this many clients.
+    case connectRate(clients: Int)
     /// One event to this many subscribers: ms until the last has it.
     case broadcast(subscribers: Int)
     /// One event to this many subscribers: ms from the first subscriber's receipt to the last's.
     case spread(subscribers: Int)
     /// One event to this many subscribers: ms until the trigger's own reply.
     case triggerReply(subscribers: Int)
-    /// Deliveries per second at the largest subscriber count (a burst of events).
-    case deliveries
-    /// Daemon RSS per idle subscriber (bytes).
-    case userPerSubscriber
+    /// Deliveries per second to this many subscribers (a burst of events).
+    case deliveries(subscribers: Int)
+    /// Daemon RSS per idle subscriber (bytes), this many subscribed to a fresh instance.
+    case userPerSubscriber(subscribers: Int)
     /// Kernel slab per idle subscriber, both ends of the socket and the client's epoll (bytes).
     case kernelPerSubscriber
     /// RSS of a fresh, idle instance (bytes).
@@ -30,6 +30,27 @@ enum Metric: Hashable {
     case ready
     /// One persisted change with this many accounts: p50 of the call's latency (ms).
     case persistedChange(accounts: Int)
+    /// A whole client process, spawn to exit (ms): the CLI's `token` (the floor: a C client making
+    /// the same call), or its `--version`.
+    case clientProcess(ClientRun)
+    /// A program's size as shipped, stripped (bytes).
+    case strippedSize(Program)
+}
+
+/// What a client process is run for.
+enum ClientRun: Hashable {
+    /// One access token, printed.
+    case token
+    /// Its version only: start-up and exit.
+    case version
+}
+
+/// Which program's size is compared.
+enum Program: Hashable {
+    /// The daemon: sesamed, the floor server, dbus-daemon.
+    case daemon
+    /// The command-line client: sesamectl, the C client, dbus-send.
+    case client
 }
 
 /// Every value measured in a run: per metric and system, one value per round.
@@ -79,7 +100,7 @@ enum Unit {
         case .perSecond:
             value < 10_000 ? String(format: "%.2fk/s", value / 1e3) : String(format: "%.1fk/s", value / 1e3)
         case .bytes: value < 1024 ? String(format: "%.0f B", value) : String(format: "%.1f KiB", value / 1024)
-        case .megabytes: String(format: "%.1f MB", value / 1e6)
+        case .megabytes: value < 1e6 ? String(format: "%.0f kB", value / 1e3) : String(format: "%.1f MB", value / 1e6)
         }
     }
 

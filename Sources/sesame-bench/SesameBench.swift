@@ -1,13 +1,13 @@
 import ArgumentParser
 import Foundation
 
-/// `sesame-bench`: measures issue 13's table for sesamed, a minimal C epoll server (the floor) and
+/// `sesame-bench`: measures sesamed beside a minimal C epoll server (the floor) and
 /// a private dbus-daemon, interleaved in one run, and prints it (optionally writing BENCHMARKS.md).
 @main
 struct SesameBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame-bench",
-        abstract: "Measure sesamed beside the floor and dbus-daemon (issue 13's table)."
+        abstract: "Measure sesamed beside the floor and dbus-daemon."
     )
 
     @Option(help: "Rounds (each measures every row for every system).")
@@ -24,6 +24,9 @@ struct SesameBench: ParsableCommand {
 
     @Option(help: "The sesamed to measure (default: the one beside sesame-bench).")
     var sesamed: String?
+
+    @Option(help: "The C one-shot client the CLI is measured against (scripts/lib/oneshot-client.c, built).")
+    var cClient: String?
 
     @Option(help: "Write BENCHMARKS.md here, with the plot beside it.")
     var markdown: String?
@@ -54,12 +57,36 @@ struct SesameBench: ParsableCommand {
             let plotPath = URL(fileURLWithPath: markdown).deletingLastPathComponent().path + "/" + plotName
             let plotted = report.plot(to: plotPath, workDirectory: work)
             if !plotted { FileHandle.standardError.write(Data("sesame-bench: no plot (gnuplot failed)\n".utf8)) }
-            try report.markdown(plot: plotted ? plotName : nil).write(
+            let previous = try? String(contentsOfFile: markdown, encoding: .utf8)
+            try report.markdown(plot: plotted ? plotName : nil, previous: previous).write(
                 toFile: markdown,
                 atomically: true,
                 encoding: .utf8
             )
         }
+    }
+
+    /// A second sesamed, its store holding 1,000 accounts, for the persisted change's row.
+    private static func thousandAccounts(tools: Tools, work: String, messages: VarlinkMessages) throws
+        -> PersistenceTarget
+    {
+        let many = SesameInstance(tools: tools, directory: work + "/sesame-1000")
+        try many.prepare()
+        try many.seed(accounts: 1000)
+        let system = VarlinkSystem(
+            .sesame,
+            tools: tools,
+            socket: many.socket,
+            server: try many.start(),
+            messages: messages,
+            another: Launch(command: many.command, socket: many.socket)
+        )
+        return PersistenceTarget(
+            accounts: 1000,
+            system: system,
+            trigger: SesameInstance.importMessage(subject: "subject-0", tokenLength: 1200),
+            stateDirectory: many.stateDirectory
+        )
     }
 
     /// The run's settings from the options.
@@ -75,6 +102,7 @@ struct SesameBench: ParsableCommand {
             settings.large = 2000
             settings.events = 3
             settings.changes = 10
+            settings.clientRuns = 5
         }
         return settings
     }
@@ -95,26 +123,10 @@ struct SesameBench: ParsableCommand {
         stoppable.append(floor)
         let dbus = try DBusSystem(tools: tools, directory: work + "/dbus", sizes: sesame.sizes)
         stoppable.append(dbus)
-        let many = SesameInstance(tools: tools, directory: work + "/sesame-1000")
-        try many.prepare()
-        try many.seed(accounts: 1000)
-        let manyServer = try many.start()
-        let manySystem = VarlinkSystem(
-            .sesame,
-            tools: tools,
-            socket: many.socket,
-            server: manyServer,
-            messages: sesame.messages,
-            another: Launch(command: many.command, socket: many.socket)
-        )
-        stoppable.append(manySystem)
+        let many = try Self.thousandAccounts(tools: tools, work: work, messages: sesame.messages)
+        stoppable.append(many.system)
         let persistence = [
-            PersistenceTarget(
-                accounts: 1000,
-                system: manySystem,
-                trigger: SesameInstance.importMessage(subject: "subject-0", tokenLength: 1200),
-                stateDirectory: many.stateDirectory
-            ),
+            many,
             PersistenceTarget(
                 accounts: 1,
                 system: sesame.system,
@@ -122,7 +134,21 @@ struct SesameBench: ParsableCommand {
                 stateDirectory: sesame.stateDirectory
             ),
         ]
-        let runner = Runner(systems: [floor, dbus, sesame.system], persistence: persistence, settings: settings)
+        let clients = ClientRuns(
+            tools: tools,
+            socket: sesame.socket,
+            account: sesame.account,
+            getToken: sesame.messages.getToken,
+            cClient: cClient,
+            count: settings.clientRuns
+        )
+        let runner = Runner(
+            systems: [floor, dbus, sesame.system],
+            persistence: persistence,
+            clients: clients,
+            settings: settings,
+            work: work
+        )
         try runner.run()
         let dbusReply = try dbus.calls(clients: 1, seconds: 0.1, fresh: false)?.number("reply_bytes")
         return (runner.samples, sesame.sizes, dbusReply.map { Int($0) })

@@ -157,6 +157,9 @@ struct SesameUnderTest {
     let sizes: MessageSizes
     let messages: VarlinkMessages
     let stateDirectory: String
+    /// Where it listens, and the id of its one account.
+    let socket: String
+    let account: String
 
     /// Starts sesamed in `directory` and imports the account.
     static func start(tools: Tools, directory: String, replyBytes: Int) throws -> SesameUnderTest {
@@ -195,7 +198,9 @@ struct SesameUnderTest {
                 system: system,
                 sizes: sizes,
                 messages: messages,
-                stateDirectory: instance.stateDirectory
+                stateDirectory: instance.stateDirectory,
+                socket: instance.socket,
+                account: account
             )
         } catch {
             server.stop()
