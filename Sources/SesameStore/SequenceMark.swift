@@ -21,7 +21,7 @@ import FoundationEssentials
 /// ```
 ///
 /// It is created whole, atomically; from then on each new number overwrites the slot that does
-/// not hold the highest, in place, and one fdatasync makes it durable (issue 13: replacing the
+/// not hold the highest, in place, and one fdatasync makes it durable (replacing the
 /// file took two journal commits on every change). A write cut short damages only the slot it
 /// was writing, whose checksum then fails; the other still holds the number before, which the
 /// store has passed, so nothing is refused that should not be. A file of one line with no
@@ -83,7 +83,7 @@ struct SequenceMark {
         let body = prefix + String(repeating: "0", count: 20 - digits.count) + digits
         var slot = Data((body + " ").utf8)
         // Lowercase hex, two digits a byte, written directly: String(format:) for each byte
-        // cost about 75,000 instructions at every change (issue 13).
+        // cost about 75,000 instructions at every change.
         for byte in SHA256.hash(data: Data(body.utf8)).prefix(8) {
             slot.append(hexDigits[Int(byte >> 4)])
             slot.append(hexDigits[Int(byte & 0x0f)])

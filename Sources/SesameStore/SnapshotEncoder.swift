@@ -7,7 +7,7 @@ import SesameCore
 /// The output is the document `JSONEncoder` makes of a `SessionSnapshot` (`{"accounts":[…],
 /// "lastSequence":N}`, each account encoded by the same encoder), so reading is unchanged. Why:
 /// encoding every account again made one change to a store of 1,000 accounts cost about 15 ms,
-/// 70% of it in `JSONEncoder`, and the cost grew with every account (issue 13's profile).
+/// 70% of it in `JSONEncoder`, and the cost grew with every account (as profiled).
 struct SnapshotEncoder {
     private struct Encoded {
         var account: StoredAccount

@@ -5,7 +5,7 @@ import FoundationEssentials
 /// sealed with ChaCha20-Poly1305. The header is part of every seal's associated data, so changing
 /// any of it fails authentication just as changing the body does.
 ///
-/// Format 2, written since changes are appended (issue 13: re-sealing every account on every
+/// Format 2, written since changes are appended (re-sealing every account on every
 /// change made its cost grow with the number of accounts), is a log of sealed records:
 ///
 /// ```

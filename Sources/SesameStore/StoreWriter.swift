@@ -9,7 +9,7 @@ import SesameCore
 
 /// Writes the store file. A change is appended as one sealed record of what it changed and made
 /// durable with one fdatasync (the sequence mark takes one more), so its cost follows the size of the change, not of the store
-/// (issue 13: re-sealing 1,000 accounts cost 6–7 ms per change). The whole state is sealed into
+/// (re-sealing 1,000 accounts cost 6–7 ms per change). The whole state is sealed into
 /// a fresh file, atomically replacing the old one, when the appended records outgrow the state
 /// itself, when the key changes, and after any failed write, whose effect on the old file is
 /// unknown. So reading the file at start-up costs at most about twice the state.

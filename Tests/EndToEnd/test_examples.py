@@ -1,4 +1,4 @@
-"""The example programs (issue 14), built with the package and run against the real sesamed: the
+"""The example programs, built with the package and run against the real sesamed: the
 Swift one (Sources/sesame-example: SesameClient's `authorized` and `followEvents`) and the Python
 one (docs/examples/watch_events.py: the PyPI varlink client alone)."""
 

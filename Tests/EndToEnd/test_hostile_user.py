@@ -1,4 +1,4 @@
-"""No local user can hurt another (issue 12), end to end: other uids attack the real sesamed the
+"""No local user can hurt another, end to end: other uids attack the real sesamed the
 way the issue's items 1-4 describe, while root, the owner of an account, keeps asking for its
 token. Each test asserts what the issue's "Done when" asks: the owner's GetToken stays under
 50 ms at p99, the watchdog keeps pinging (WATCHDOG=1 on the test's NOTIFY_SOCKET, no gap as

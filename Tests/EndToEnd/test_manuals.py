@@ -1,4 +1,4 @@
-"""The man pages and shell completions (issue 14): generated from the argument definitions by
+"""The man pages and shell completions: generated from the argument definitions by
 scripts/manuals and kept in docs/; they must be current, render, and load."""
 
 import os

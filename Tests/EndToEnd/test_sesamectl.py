@@ -60,7 +60,7 @@ def test_watch_prints_one_line_per_reply_and_ends_with_the_daemon(daemon):
 
 
 def test_watch_follow_resumes_after_a_restart_and_shows_the_resync(tmp_path):
-    """Issue 14: `watch --follow` (SesameClient.followEvents) outlives a daemon restart. The
+    """`watch --follow` (SesameClient.followEvents) outlives a daemon restart. The
     watcher is stopped (SIGSTOP) while sesamed restarts, without event history, and an event
     happens, so that what it missed can only come back as a resync, which it must show."""
     config = "[events]\nhistory_limit = 0\n"

@@ -1,4 +1,4 @@
-"""sesamectl as scripts use it (issue 14): `exec`, the gate that runs a command only with a usable
+"""sesamectl as scripts use it: `exec`, the gate that runs a command only with a usable
 session; `status ACCOUNT`'s exit codes; `refresh`; a logout repeated."""
 
 import json

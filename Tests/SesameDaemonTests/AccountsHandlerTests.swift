@@ -22,7 +22,7 @@ import Testing
         #expect(try await fixture.accounts(AccountsContract.list, as: 1001).reply(as: ListReply.self).accounts.isEmpty)
     }
 
-    /// Issue 12: one user's change, sealed and written to disk, must not hold up another's token.
+    /// One user's change, sealed and written to disk, must not hold up another's token.
     /// The held save blocks one thread of the cooperative pool, as a real write does; the
     /// readers need another (the pool has one per core).
     @Test func aTokenAndTheListAreAnsweredWhileAnotherUsersSaveIsInFlight() async throws {

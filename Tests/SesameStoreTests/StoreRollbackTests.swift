@@ -4,7 +4,7 @@ import Testing
 
 @testable import SesameStore
 
-/// Issue 12 item 5: a store put back from an older copy must not make event sequence numbers go
+/// A store put back from an older copy must not make event sequence numbers go
 /// backwards (io.sesame.Events promises they grow across restarts).
 @Suite struct StoreRollbackTests {
     @Test func anOlderCopyOfTheStoreIsRefusedAndLeftAsItIs() throws {

@@ -32,7 +32,7 @@ public final class SessionReadView: Sendable {
     /// The account with `id`, and the tokens the engine's `tokens(for:)` would hand out at once,
     /// without a refresh: the account is active (no refresh in flight) and its access token
     /// lasts beyond `refreshMargin` at `now`; nil tokens when only the engine can answer. One
-    /// lookup (issue 13: two, each copying the stored account out, were a tenth of a token
+    /// lookup (two, each copying the stored account out, were a tenth of a token
     /// answered at once).
     func accountAndTokens(_ id: String, now: Date, refreshMargin: Duration) throws(SessionError)
         -> (account: Account, tokens: TokenSet?)

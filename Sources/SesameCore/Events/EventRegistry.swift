@@ -23,7 +23,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
     /// A subscriber that takes its events directly (`Subscription.attach`). A class, so that a
     /// publish hands events out over a list of references, with no copying of the entries and
-    /// no generic work per subscriber beyond the filter and the sink (issue 13).
+    /// no generic work per subscriber beyond the filter and the sink.
     private final class Attached: Sendable {
         let id: UInt64
         let filter: EventFilter
@@ -193,7 +193,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 /// Takes a subscriber's events as they are published, instead of its queue: for a subscriber
 /// that can pass each one on without waiting (to its connection's event loop), so no task has
 /// to wake for every event. Events arrive in order, one at a time. A class, so that the
-/// registry keeps a 16-byte class existential for every subscriber, not a 40-byte one (issue 13).
+/// registry keeps a 16-byte class existential for every subscriber, not a 40-byte one.
 public protocol EventSink<Payload>: AnyObject, Sendable {
     /// What an event is, as published.
     associatedtype Payload: Sendable
@@ -209,7 +209,7 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
 
     private let queue: SubscriberQueue<Payload>
     /// Where it is registered, as `id`: held weakly, and directly rather than through
-    /// closures, which every idle subscriber would keep (issue 13).
+    /// closures, which every idle subscriber would keep.
     // Set once in `init` and never written again, so reading it from any thread is safe; a
     // `weak let` says so itself but needs Swift 6.2, and Sesame builds with 6.1.
     nonisolated(unsafe) private weak var registry: EventRegistry<Payload>?

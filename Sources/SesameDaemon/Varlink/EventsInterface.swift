@@ -13,7 +13,7 @@ struct EventsInterface: VarlinkInterface {
     /// Where a subscriber cut off for falling behind is logged.
     let logger: Logger
     /// The error a subscriber that falls behind ends with, made once: every live subscription
-    /// keeps it, and one of its own cost each subscriber 0.2 KiB (issue 13).
+    /// keeps it, and one of its own cost each subscriber 0.2 KiB.
     private let lagged: VarlinkError
 
     /// The interface over `engine`, with `trust` deciding who sees what.

@@ -53,20 +53,19 @@ public enum VarlinkOneShot {
 
     /// Reads up to the NUL that ends the first reply, and returns the reply without it.
     private static func receive(from descriptor: CInt, limit: Int) throws(VarlinkClientError) -> ByteBuffer {
+        // Cut by the same decoder as every other reader of the wire, the server's included.
+        var decoder = VarlinkFrameDecoder(maximumMessageSize: limit)
         var received = ByteBuffer()
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { throw .connectionClosed }
-            let start = received.writerIndex
             received.writeBytes(chunk[..<count])
-            let end = received.readableBytesView[start...].firstIndex(of: 0)
-            guard (end ?? received.writerIndex) - received.readerIndex <= limit else {
+            do {
+                if let reply = try decoder.nextMessage(in: &received) { return reply }
+            } catch {
                 throw .invalidReply("a reply longer than \(limit) bytes")
-            }
-            if let end {
-                return received.getSlice(at: received.readerIndex, length: end - received.readerIndex) ?? ByteBuffer()
             }
         }
     }

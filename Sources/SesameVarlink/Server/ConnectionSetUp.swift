@@ -36,7 +36,7 @@ struct ConnectionSetUp: Sendable {
     }
 
     /// Each connection keeps its last read buffer for the next read: NIO's default first guess,
-    /// 2 KiB, was a quarter of what an idle subscriber cost (issue 13). A call is about 100
+    /// 2 KiB, was a quarter of what an idle subscriber cost. A call is about 100
     /// bytes; a read that fills the buffer makes the next one larger, so a busy connection soon
     /// reads more at once.
     private static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65536)
@@ -48,8 +48,7 @@ struct ConnectionSetUp: Sendable {
             return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
         // Set here, at once, rather than as the bootstrap's child options, which NIO applies
-        // through a chain of futures: an eighth of the cost of a connection made for one call
-        // (issue 13).
+        // through a chain of futures: an eighth of the cost of a connection made for one call.
         do {
             // A peer that has sent all its calls and shut down its side still gets the replies.
             try options.setOption(.allowRemoteHalfClosure, value: true)

@@ -24,7 +24,7 @@ final class OpenConnections: Sendable {
 
     /// What a streaming call is cancelled through: the task answering it, or, once its handler
     /// has left it, the stream it goes on through. (Not a closure: every idle subscriber keeps
-    /// one, issue 13.)
+    /// one.)
     enum StreamingCall: Sendable {
         case task(Task<Void, Never>)
         case stream(VarlinkReplyStream)
@@ -271,7 +271,7 @@ extension OpenConnections.Activity {
 }
 
 /// The names of the methods whose calls went on through a stream, so that every live streaming
-/// call keeps one shared copy of its method's name instead of its own (issue 13: 64 bytes per
+/// call keeps one shared copy of its method's name instead of its own (64 bytes per
 /// idle subscriber). Only names an interface took are offered, and the table is bounded all
 /// the same (`limit` names of at most `longest` bytes): past that a name is kept as it is.
 private struct MethodNames {

@@ -41,7 +41,7 @@ extension VarlinkConnectionHandler {
         needsFlush = false
         // NIO completes writes in order, so an empty one completes once everything written
         // before it has been sent (or failed). A promise for that one write at the end, rather
-        // than one kept for every reply (issue 13).
+        // than one kept for every reply.
         let channel = context.channel
         let sent = context.eventLoop.makePromise(of: Void.self)
         sent.futureResult.whenComplete { _ in channel.close(promise: nil) }

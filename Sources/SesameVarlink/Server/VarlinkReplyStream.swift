@@ -11,7 +11,7 @@ import Synchronization
 /// the peer reads nothing while more than `limit` replies pile up behind its socket, which
 /// ends the call with `errorWhenBehind`. A handler that takes a stream must return it so (or
 /// `cancel` it): only then does the connection's handler know of it, and end it when the
-/// channel closes. Every idle subscriber keeps one, so it holds no more than it must (issue 13):
+/// channel closes. Every idle subscriber keeps one, so it holds no more than it must:
 /// no callback on the channel's close, and its end reaches the connection's handler through
 /// the channel's pipeline (`Ended`).
 public final class VarlinkReplyStream: Sendable {

@@ -8,7 +8,7 @@ import FoundationEssentials
 
 extension JSONShape {
     /// An object's key as a parser reads it: where its text is in the message when it has no
-    /// escape, nearly always, so that no copy is made of it (issue 13: a copy per key was most
+    /// escape, nearly always, so that no copy is made of it (a copy per key was most
     /// of a small call's scan); its text unescaped otherwise (`"m\u0065thod"` is `method`).
     enum Key: Sendable {
         case raw(Range<Int>)

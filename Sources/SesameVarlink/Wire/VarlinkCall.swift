@@ -52,7 +52,7 @@ public struct VarlinkCall: Sendable {
 
     /// Where the last dot is, found among the UTF-8 bytes in place: searching the characters
     /// (grapheme breaking) cost a thousand instructions on every call, and the UTF-8 view's
-    /// generic search still a third of that (issue 13).
+    /// generic search still a third of that.
     private var lastDot: String.Index? {
         var copy = method
         guard let offset = copy.withUTF8({ $0.lastIndex(of: UInt8(ascii: ".")) }) else { return nil }
@@ -61,7 +61,7 @@ public struct VarlinkCall: Sendable {
     }
 
     /// Where among `names` (interface names in UTF-8) the call's interface is, compared in
-    /// place: finding a call's interface makes no string (issue 13).
+    /// place: finding a call's interface makes no string.
     func interfaceIndex(among names: [[UInt8]]) -> Int? {
         var method = method
         return method.withUTF8 { bytes in
@@ -93,7 +93,7 @@ public struct VarlinkCall: Sendable {
     }
 
     /// The string parameter `name`, read without a decoder: for calls whose one parameter is a
-    /// string and that are answered at once, such as a token (issue 13: JSONDecoder was a
+    /// string and that are answered at once, such as a token (JSONDecoder was a
     /// quarter of such a call's own CPU). The same verdicts as `decodeParameters` into a
     /// `Decodable` type with that one string member: absent or not a string is
     /// `InvalidParameter`, and other members are ignored.
@@ -209,7 +209,7 @@ extension VarlinkCall {
     private static func isQualifiedMethodName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         // One pass over the bytes in place: this runs for every call, and the Character-based
         // version (split, Unicode properties) showed up in the profile at 5% of a GetToken, the
-        // UTF-8 view's iterator at 3% (issue 13).
+        // UTF-8 view's iterator at 3%.
         var parts = 1
         var partLength = 0
         var partStart: UInt8 = 0
