@@ -4,6 +4,7 @@ import SesameCore
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
+import Synchronization
 import Testing
 
 @testable import SesameDaemon
@@ -61,34 +62,27 @@ import Testing
 
     @Test func aSubscriberThatFallsMoreThanTheQueueBehindIsCutOffAsLagged() async throws {
         let fixture = HandlerFixture(queueLimit: 2)
-        // The subscriber takes `ready`, then reads nothing more until the gate opens.
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let (received, receive) = AsyncStream<SubscribeReply>.makeStream()
+        // The subscriber takes `ready`, then reads nothing more: each event it is handed finds
+        // it not reading, as a socket with no room.
+        let events = Mutex(0)
         let context = VarlinkCallContext(
             peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000),
             logger: Logger(label: "test"),
-            streaming: true
+            streaming: true,
+            isReading: { false }
         ) { reply in
-            let decoded = try reply.decode(SubscribeReply.self)
-            receive.yield(decoded)
-            if decoded.event != nil { for await _ in gate { break } }
+            if try reply.decode(SubscribeReply.self).event != nil { events.withLock { $0 += 1 } }
         }
         let call = VarlinkCall(method: "io.sesame.Events.Subscribe", parameters: [:], more: true)
         let subscription = Task { try await fixture.events.methods.answer(call, context: context) }
-        // Were every event to get through, nothing would end the subscription: this ends it then,
-        // so that the test fails instead of waiting for ever.
-        let reader = Task {
-            var events = 0
-            for await reply in received where reply.event != nil {
-                events += 1
-                if events == 5 { subscription.cancel() }
-            }
-        }
         await fixture.untilSubscribed()
         for subject in ["a", "b", "c", "d", "e"] { _ = try await fixture.imported(subject: subject) }
-        open.finish()
+        // Were every event to get through, nothing would end the subscription: this ends it
+        // then, so that the test fails instead of waiting for ever.
+        if events.withLock({ $0 }) == 5 { subscription.cancel() }
         await #expect(throws: VarlinkError(.lagged(queueLimit: 2))) { try await subscription.value }
-        reader.cancel()
+        #expect(events.withLock { $0 } == 3, "cut off at the third event it did not read")
+        #expect(fixture.engine.registry.subscriberCount == 0)
     }
 
     @Test func aMembershipAReloadFindsAddedOrGoneCountsForALiveSubscriptionFromThen() async throws {

@@ -60,22 +60,16 @@ struct EventsInterface: VarlinkInterface {
             context
         ) { try await send($0) }
         do {
-            if let stream = try await handOff(subscription, context, identity: identity, visible: visible) {
-                // The call goes on without this task; the stream lets go of the subscription
-                // and its slot when it ends.
-                held = false
-                return .continuing(on: stream)
-            }
-            for try await event in subscription {
-                try await send(event)
-            }
+            let stream = try await handOff(subscription, context, identity: identity, visible: visible)
+            // The call goes on without this task; the stream lets go of the subscription and
+            // its slot when it ends.
+            held = false
+            return .continuing(on: stream)
         } catch let lagged as SubscriberLagged {
+            // Fell behind before the hand-off, while the backlog was sent.
             Self.logCutOff(context.logger, queueLimit: lagged.queueLimit)
             throw VarlinkError(.lagged(queueLimit: lagged.queueLimit))
         }
-        // The subscription only ends without an error when it is cancelled: the peer left or the
-        // daemon is stopping, and nobody is there to read a final reply.
-        throw CancellationError()
     }
 
     /// What the subscriber asked for and may see: its identity as followed, the strict check made
@@ -156,18 +150,20 @@ struct EventsInterface: VarlinkInterface {
         }
     }
 
-    /// Leaves the subscription's live events to a reply stream of the connection's: each is
-    /// handed to the stream as it is published, with no task waiting for it. When the stream
-    /// ends, the subscription is cancelled and its per-user slot released. Nil for a call with
-    /// no connection (in process), which reads the subscription itself.
+    /// Leaves the subscription's live events to the call's reply stream: each is handed to the
+    /// stream as it is published, with no task waiting for it, on a connection and in process
+    /// alike. When the stream ends, the subscription is cancelled and its per-user slot released.
     private func handOff(
         _ subscription: Subscription<EventReply.Encoded>,
         _ context: VarlinkCallContext,
         identity: FollowedIdentity,
         visible: @escaping EventFilter.Visibility
-    ) async throws -> VarlinkReplyStream? {
+    ) async throws -> VarlinkReplyStream {
         let queueLimit = engine.registry.queueLimit
-        guard let stream = await context.replyStream(fallingBehindAfter: queueLimit, then: lagged) else { return nil }
+        // Subscribe only streams (`requiresMore`), so every call of it has a stream.
+        guard let stream = await context.replyStream(fallingBehindAfter: queueLimit, then: lagged) else {
+            throw VarlinkError.expectedMore
+        }
         let sink = StreamedEvents(stream: stream, identity: identity, visible: visible, holdLimit: queueLimit)
         guard try subscription.attach(sink) else { throw CancellationError() }
         // Every live subscription keeps this: the peer, not the call's context (0.1 KiB more,

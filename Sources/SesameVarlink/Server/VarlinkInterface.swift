@@ -48,7 +48,7 @@ public struct VarlinkCallContext: Sendable {
     private enum Outbound: Sendable {
         case none
         case connection(ReplyWriter)
-        case inProcess(@Sendable (VarlinkReply) async throws -> Void)
+        case inProcess(InProcessReplies)
     }
 
     init(peer: PeerCredentials, scope: ConnectionScope, logger: Logger, outbound: ReplyWriter?, call: VarlinkCall) {
@@ -61,20 +61,23 @@ public struct VarlinkCallContext: Sendable {
     }
 
     /// A context for calling a handler in-process, without a socket (tests, tools): the
-    /// intermediate replies of a streaming call go to `send`, and calls given the same `scope`
-    /// act as calls on one connection.
+    /// intermediate replies of a streaming call go to `send` (which throws once the caller has
+    /// gone), `isReading` says after each reply of a reply stream whether the caller keeps up
+    /// (false counts as a peer whose socket is full), and calls given the same `scope` act as
+    /// calls on one connection.
     public init(
         peer: PeerCredentials,
         scope: ConnectionScope = ConnectionScope(),
         logger: Logger,
         streaming: Bool,
-        send: @escaping @Sendable (VarlinkReply) async throws -> Void
+        isReading: @escaping @Sendable () -> Bool = { true },
+        send: @escaping @Sendable (VarlinkReply) throws -> Void
     ) {
         self.peer = peer
         self.scope = scope
         self.baseLogger = logger
         self.method = nil
-        self.outbound = .inProcess(send)
+        self.outbound = .inProcess(InProcessReplies(send: send, isReading: isReading))
         self.streaming = streaming
     }
 
@@ -109,13 +112,20 @@ public struct VarlinkCallContext: Sendable {
 
     /// A stream for this streaming call's intermediate replies that never waits
     /// (`VarlinkReplyStream`), for a call that sends many: the call ends with `error` if the
-    /// peer falls more than `limit` replies behind. Nil for an in-process call or one that is
-    /// not streaming, which sends with `send`. Returns once every reply sent with `send` has
-    /// been written, so that the stream's replies come after them. The handler returns the
+    /// peer falls more than `limit` replies behind. Nil for a call that is not streaming, which
+    /// sends with `send`. Returns once every reply sent with `send` has been written, so that
+    /// the stream's replies come after them. The handler returns the
     /// stream with `VarlinkAnswer.continuing(on:)`, or cancels it: only a stream handed back is
     /// ended when the peer goes.
     public func replyStream(fallingBehindAfter limit: Int, then error: VarlinkError) async -> VarlinkReplyStream? {
-        guard streaming, case .connection(let writer) = outbound else { return nil }
+        guard streaming else { return nil }
+        let writer: ReplyWriter
+        switch outbound {
+        case .none: return nil
+        case .inProcess(let replies):
+            return VarlinkReplyStream(inProcess: replies, limit: limit, errorWhenBehind: error)
+        case .connection(let connection): writer = connection
+        }
         // A reply sent with `send` is written by a task of its own on the loop, and the
         // stream's by the loop's batch, which may have been queued before it: one more turn
         // of the loop and every reply sent before has been written.
@@ -132,7 +142,7 @@ public struct VarlinkCallContext: Sendable {
         switch outbound {
         case .none: break
         case .connection(let writer): try await writer.write(reply.frame(continues: true))
-        case .inProcess(let send): try await send(reply)
+        case .inProcess(let replies): try replies.send(reply)
         }
     }
 }

@@ -139,9 +139,15 @@ public struct VarlinkMethods: Sendable {
 
     /// Answers `call` as a server does, without a connection (tools, tests): at once where the
     /// method can, else by its handler. Throws `MethodNotFound` when the table lacks the method.
+    /// A call its handler left to a reply stream returns when the stream ends: with the
+    /// stream's error if the caller fell behind, else `CancellationError` (as on a connection,
+    /// such a call has no final reply); cancelling the waiting task ends the stream.
     public func answer(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         guard let entry = entry(for: call) else { throw VarlinkError.methodNotFound(call.method) }
         if !call.more, let atOnce = entry.atOnce, let reply = try atOnce(call, context) { return reply }
-        return try await entry.handle(call, context)
+        let reply = try await entry.handle(call, context)
+        guard let stream = reply.continuesOn else { return reply }
+        if await stream.ended() == .fellBehind { throw stream.errorWhenBehind }
+        throw CancellationError()
     }
 }

@@ -13,7 +13,8 @@ import Synchronization
 /// `cancel` it): only then does the connection's handler know of it, and end it when the
 /// channel closes. Every idle subscriber keeps one, so it holds no more than it must:
 /// no callback on the channel's close, and its end reaches the connection's handler through
-/// the channel's pipeline (`Ended`).
+/// the channel's pipeline (`Ended`). A call answered in process (`VarlinkMethods.answer`)
+/// streams the same way, its replies handed to the caller at once and its end awaited.
 public final class VarlinkReplyStream: Sendable {
     /// Why a stream ended.
     public enum Ending: Sendable, Equatable {
@@ -43,7 +44,14 @@ public final class VarlinkReplyStream: Sendable {
         var queued = 0
     }
 
-    private let channel: any Channel
+    /// Where the replies go: a connection's channel, written by its loop's batch, or an
+    /// in-process caller, which is handed each at once and says whether it is keeping up.
+    private enum Target: Sendable {
+        case connection(any Channel, ReplyBatch)
+        case inProcess(InProcessReplies)
+    }
+
+    private let target: Target
     /// The connection handler's place in the pipeline, from the hand-off until the handler lets
     /// go of the stream: replies enter the pipeline there, not at its tail, and so skip the
     /// handler's own pass-through (a third of NIO's cost per write to an idle subscriber).
@@ -52,14 +60,23 @@ public final class VarlinkReplyStream: Sendable {
     private let limit: Int
     /// The call's final reply when the peer fell behind.
     let errorWhenBehind: VarlinkError
-    private let batch: ReplyBatch
     private let state = Mutex(State())
 
     init(channel: any Channel, limit: Int, errorWhenBehind: VarlinkError) {
-        self.channel = channel
+        self.target = .connection(channel, ReplyBatch.forLoop(channel.eventLoop))
         self.limit = limit
         self.errorWhenBehind = errorWhenBehind
-        self.batch = ReplyBatch.forLoop(channel.eventLoop)
+    }
+
+    init(inProcess replies: InProcessReplies, limit: Int, errorWhenBehind: VarlinkError) {
+        self.target = .inProcess(replies)
+        self.limit = limit
+        self.errorWhenBehind = errorWhenBehind
+    }
+
+    /// The connection's channel; nil in process.
+    private var channel: (any Channel)? {
+        if case .connection(let channel, _) = target { channel } else { nil }
     }
 
     /// How the stream ended; nil while it goes on.
@@ -93,9 +110,10 @@ public final class VarlinkReplyStream: Sendable {
         end(.gone)
     }
 
-    /// Hands `reply`, framed as an intermediate reply, to the connection's loop; false once the
-    /// stream has ended.
+    /// Hands `reply`, framed as an intermediate reply, to the connection's loop (in process: to
+    /// the caller); false once the stream has ended.
     public func send(_ reply: VarlinkReply) -> Bool {
+        guard case .connection(_, let batch) = target else { return sendInProcess(reply) }
         let open = state.withLock { state in
             guard state.ending == nil else { return false }
             state.queued += 1
@@ -106,9 +124,42 @@ public final class VarlinkReplyStream: Sendable {
         return true
     }
 
+    /// Hands `reply` to the in-process caller; a caller that is not reading counts as a peer
+    /// whose socket is full, and one that has gone (its `send` threw) ends the stream.
+    private func sendInProcess(_ reply: VarlinkReply) -> Bool {
+        guard case .inProcess(let replies) = target, ending == nil else { return false }
+        do {
+            try replies.send(reply)
+        } catch {
+            end(.gone)
+            return false
+        }
+        let reading = replies.isReading()
+        let fellBehind = state.withLock { state in
+            state.behind = reading ? 0 : state.behind + 1
+            return state.behind > limit
+        }
+        if fellBehind { end(.fellBehind) }
+        return true
+    }
+
+    /// Waits until the stream has ended, and says why; cancelling the wait cancels the stream:
+    /// how an in-process caller follows a call left to its stream.
+    public func ended() async -> Ending {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                whenEnded { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
     /// Writes one frame, on the connection's loop (`ReplyBatch`), flushing after the last one
     /// queued: one pass through the pipeline for a connection with one reply in the batch.
     fileprivate func writeOnLoop(_ frame: ByteBuffer) {
+        // Only a connection's batch calls this.
+        guard let channel else { return }
         let writable = channel.isWritable
         let (write, last, fellBehind) = state.withLock { state -> (Bool, Bool, Bool) in
             state.queued -= 1
@@ -142,7 +193,7 @@ public final class VarlinkReplyStream: Sendable {
     /// handler's bug) keeps writing to its own, from the pipeline's tail.
     func enterPipeline(at context: ChannelHandlerContext) {
         context.eventLoop.assertInEventLoop()
-        guard context.channel === channel else { return }
+        guard let channel, context.channel === channel else { return }
         entry = context
     }
 
@@ -150,7 +201,7 @@ public final class VarlinkReplyStream: Sendable {
     /// the pipeline's tail again, and the stream no longer keeps the handler alive. On the
     /// channel's loop.
     func leavePipeline() {
-        channel.eventLoop.assertInEventLoop()
+        channel?.eventLoop.assertInEventLoop()
         entry = nil
     }
 
@@ -173,9 +224,19 @@ public final class VarlinkReplyStream: Sendable {
         guard let callbacks else { return }
         for callback in callbacks { callback(ending) }
         // Always a turn later, never from inside the handler's own event.
-        let (channel, ended) = (self.channel, Ended(stream: self, ending: ending))
+        guard let channel else { return }
+        let ended = Ended(stream: self, ending: ending)
         channel.eventLoop.execute { channel.pipeline.fireUserInboundEventTriggered(ended) }
     }
+}
+
+/// An in-process caller of a streaming call: where its replies go, and whether it is reading
+/// them (the in-process side of a socket with room).
+struct InProcessReplies: Sendable {
+    /// Takes one reply; throws when the caller has gone.
+    let send: @Sendable (VarlinkReply) throws -> Void
+    /// Whether the caller keeps up, asked after each reply.
+    let isReading: @Sendable () -> Bool
 }
 
 /// The replies handed to one event loop's streams and not yet written: the first one handed
