@@ -52,7 +52,7 @@ public enum AccountsContract {
 }
 
 /// A method without parameters, or a reply without fields.
-public struct NoParameters: Sendable, Codable, Hashable {
+public struct NoParameters: VarlinkNoParameters, Hashable {
     /// Nothing to give.
     public init() {}
 }

@@ -119,8 +119,10 @@ struct Report {
               the sequence mark, a small file of its own, durably.)
             - **First to last receipt**: the same events, timed from the first subscriber's receipt instead
               of the trigger, so without the work before the fan-out (for sesamed: the persisted change).
-            - The floor and the C clients are built by SwiftPM, which links libswiftCore into every
-              executable: part of the floor's idle RSS and start-up is that library's.
+            - The floor server and the one-shot client are built by the system's C compiler
+              (scripts/bench), with nothing linked in but libc: SwiftPM would link the Swift runtime
+              into them. `bench-client` and `bench-dbus`, which drive the load, are SwiftPM's.
+              dbus-daemon and dbus-send link libdbus dynamically, which their sizes leave out.
 
             """
     }

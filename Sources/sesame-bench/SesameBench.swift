@@ -28,6 +28,9 @@ struct SesameBench: ParsableCommand {
     @Option(help: "The C one-shot client the CLI is measured against (scripts/lib/oneshot-client.c, built).")
     var cClient: String?
 
+    @Option(help: "The floor server to run (default: bench-floor beside sesame-bench).")
+    var floorServer: String?
+
     @Option(help: "Write BENCHMARKS.md here, with the plot beside it.")
     var markdown: String?
 
@@ -38,7 +41,11 @@ struct SesameBench: ParsableCommand {
         let settings = makeSettings()
         let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().path
-        let tools = Tools(binDirectory: binDirectory, sesamed: sesamed ?? binDirectory + "/sesamed")
+        let tools = Tools(
+            binDirectory: binDirectory,
+            sesamed: sesamed ?? binDirectory + "/sesamed",
+            floor: floorServer ?? binDirectory + "/bench-floor"
+        )
         let work = directory + "/sesame-bench-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }

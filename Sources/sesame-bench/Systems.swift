@@ -18,13 +18,13 @@ enum SystemName: String, CaseIterable, Hashable, Sendable {
 struct Tools {
     let binDirectory: String
     let sesamed: String
+    /// The minimal epoll server (bench-floor's source), as given or beside sesame-bench.
+    let floor: String
 
     /// bench-client: Varlink load, subscribers, start-up and whole-process timing.
     var client: String { binDirectory + "/bench-client" }
     /// sesamectl, from the same build as sesamed.
     var sesamectl: String { binDirectory + "/sesamectl" }
-    /// bench-floor: the minimal epoll server.
-    var floor: String { binDirectory + "/bench-floor" }
     /// bench-dbus: the D-Bus service and clients.
     var dbus: String { binDirectory + "/bench-dbus" }
     /// dbus-daemon, from the system.

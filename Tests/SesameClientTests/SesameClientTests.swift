@@ -21,7 +21,7 @@ struct FakeAccounts: VarlinkInterface {
     )
 
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.on(AccountsContract.list) { _, _ in ListReply(accounts: [Self.account]) }
         methods.on(AccountsContract.get) { request, _ in
             guard request.account == Self.account.id else { throw Self.error(.noSuchAccount(account: request.account)) }

@@ -28,7 +28,7 @@ struct SteeredInterface: VarlinkInterface {
 
     var methods: VarlinkMethods {
         let interface = name
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.onLoop(VarlinkMethod<Members, Members>("Now", of: interface)) { _, _ in ["at": "once"] }
         methods.on(VarlinkMethod<Text, Text>("Later", of: interface)) { text, _ in text }
         methods.on(VarlinkMethod<Members, Members>("Held", of: interface)) { [releases] _, _ in

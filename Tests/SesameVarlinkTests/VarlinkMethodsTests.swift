@@ -30,7 +30,7 @@ import Testing
 
     /// `Fast` answers on the loop unless asked for `"later"`; `Feed` only streams.
     private func table() -> VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: Self.interface)
         methods.answer(
             Self.fast,
             atOnce: { [reached] call, _ in
@@ -81,6 +81,16 @@ import Testing
         _ = try await methods.answer(try Self.fast.call(["later": true]), context: context(more: false))
         #expect(wraps.withLock { $0 } == 1)
         #expect(reached.all == ["at once", "handler"])
+    }
+
+    @Test func aTableRefusesAnotherInterfacesMethod() async {
+        // A mistake of the program's own, found as the table is built, not by a caller.
+        await #expect(processExitsWith: .failure) {
+            var methods = VarlinkMethods(of: "org.example.other")
+            methods.on(VarlinkMethod<[String: JSONValue], [String: String]>("Fast", of: "org.example.table")) { _, _ in
+                [:]
+            }
+        }
     }
 
     @Test func aMethodTheTableLacksIsMethodNotFound() async throws {

@@ -25,7 +25,7 @@ private struct FeedingInterface: VarlinkInterface {
     struct Count: Codable, Sendable { var n: Int }
 
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.answer(VarlinkMethod<Count, [String: Int]>("Feed", of: name)) { try await feed($0.n, $1) }
         return methods
     }
@@ -67,7 +67,7 @@ private struct JoiningInterface: VarlinkInterface {
     let joined: AsyncStream<VarlinkReplyStream>.Continuation
 
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.answer(VarlinkMethod<[String: JSONValue], [String: Int]>("Join", of: name)) { _, context in
             try await join(context)
         }

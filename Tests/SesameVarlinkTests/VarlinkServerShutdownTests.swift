@@ -19,7 +19,7 @@ private struct GatedInterface: VarlinkInterface {
     let gate: AsyncStream<Void>
 
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.on(VarlinkMethod<[String: JSONValue], [String: Bool]>("Wait", of: name)) { [entered, gate] _, _ in
             entered.yield()
             for await _ in gate { break }

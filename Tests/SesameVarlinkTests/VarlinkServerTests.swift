@@ -37,7 +37,7 @@ struct TestInterface: VarlinkInterface {
     private static var location: Location { Location(onEventLoop: MultiThreadedEventLoopGroup.currentEventLoop != nil) }
 
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.on(Self.echo) { text, _ in text }
         methods.on(Self.count) { count, context in
             guard context.wantsMore else { throw VarlinkError.expectedMore }

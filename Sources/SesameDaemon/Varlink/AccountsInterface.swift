@@ -6,7 +6,7 @@ import SesameProviders
 import SesameVarlink
 
 /// `io.sesame.Accounts`: what programs and `sesamectl` ask about and do with accounts. One
-/// short handler per method, bound in `handle`; each receives its typed parameters
+/// short handler per method, bound in `methods`; each receives its typed parameters
 /// (`AccountsContract`), the caller and the call's context.
 struct AccountsInterface: VarlinkInterface {
     let name = AccountsContract.interface
@@ -21,8 +21,8 @@ struct AccountsInterface: VarlinkInterface {
     /// engine's published view without entering it: answered on the connection's loop. Every
     /// other call enters the engine, whose writes seal and fsync the store, and is answered off it.
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
-        methods.onLoop(AccountsContract.list) { _, context in try list(Caller(context, trust: trust)) }
+        var methods = VarlinkMethods(of: name)
+        methods.onLoop(AccountsContract.list) { context in try list(Caller(context, trust: trust)) }
         // Get's and GetToken's one parameter is read without a decoder: these are the calls made most.
         methods.answer(AccountsContract.get, atOnce: { call, context in try VarlinkAnswer(get(call, context)) }) {
             request,

@@ -12,7 +12,7 @@ struct AdminInterface: VarlinkInterface {
 
     /// The method table; every method is root's only.
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.on(AdminContract.rekey) { _, context in
             guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
             let keyID = try store.rekey()

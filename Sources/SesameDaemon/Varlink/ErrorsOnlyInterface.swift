@@ -5,5 +5,5 @@ struct ErrorsOnlyInterface: VarlinkInterface {
     let name: String
     let interfaceDescription: String
     /// No methods: a call of any is `MethodNotFound`.
-    let methods = VarlinkMethods()
+    var methods: VarlinkMethods { VarlinkMethods(of: name) }
 }

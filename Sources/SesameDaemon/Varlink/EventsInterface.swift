@@ -27,7 +27,7 @@ struct EventsInterface: VarlinkInterface {
 
     /// The method table.
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.answer(EventsContract.subscribe) { try await subscribe($0, $1) }
         return methods
     }
@@ -160,7 +160,8 @@ struct EventsInterface: VarlinkInterface {
         visible: @escaping EventFilter.Visibility
     ) async throws -> VarlinkReplyStream {
         let queueLimit = engine.registry.queueLimit
-        // Subscribe only streams (`requiresMore`), so every call of it has a stream.
+        // Subscribe only streams (`requiresMore`), so every call of it has a stream, but one
+        // that asks for no reply at all (`oneway`), which is refused.
         guard let stream = await context.replyStream(fallingBehindAfter: queueLimit, then: lagged) else {
             throw VarlinkError.expectedMore
         }

@@ -19,7 +19,7 @@ struct SharesInterface: VarlinkInterface {
 
     /// The method table.
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
+        var methods = VarlinkMethods(of: name)
         methods.on(SharesContract.open) { try await open($0, $1) }
         methods.on(SharesContract.join) { try join($0, $1) }
         return methods

@@ -64,7 +64,9 @@ public struct VarlinkCallContext: Sendable {
     /// intermediate replies of a streaming call go to `send` (which throws once the caller has
     /// gone), `isReading` says after each reply of a reply stream whether the caller keeps up
     /// (false counts as a peer whose socket is full), and calls given the same `scope` act as
-    /// calls on one connection.
+    /// calls on one connection. A reply stream calls both on the thread that sends, which for a
+    /// subscription is the publisher's, holding the event registry's lock: they must take
+    /// their reply and return, never wait or call back into the daemon.
     public init(
         peer: PeerCredentials,
         scope: ConnectionScope = ConnectionScope(),
@@ -112,8 +114,8 @@ public struct VarlinkCallContext: Sendable {
 
     /// A stream for this streaming call's intermediate replies that never waits
     /// (`VarlinkReplyStream`), for a call that sends many: the call ends with `error` if the
-    /// peer falls more than `limit` replies behind. Nil for a call that is not streaming, which
-    /// sends with `send`. Returns once every reply sent with `send` has been written, so that
+    /// peer falls more than `limit` replies behind. Nil for a call that is not streaming or asks
+    /// for no reply (`oneway`), which sends with `send`. Returns once every reply sent with `send` has been written, so that
     /// the stream's replies come after them. The handler returns the
     /// stream with `VarlinkAnswer.continuing(on:)`, or cancels it: only a stream handed back is
     /// ended when the peer goes.

@@ -40,10 +40,15 @@ public struct VarlinkMethods: Sendable {
         let handle: @Sendable (VarlinkCall, VarlinkCallContext) async throws -> VarlinkReply
     }
 
+    /// The interface whose methods these are.
+    public let interface: String
     private(set) var entries: [Entry] = []
 
-    /// A table without methods (an interface that only declares errors).
-    public init() {}
+    /// An empty table for the methods of `interface` (left empty by an interface that only
+    /// declares errors).
+    public init(of interface: String) {
+        self.interface = interface
+    }
 
     /// `method` answered off the loop by `handler`, given the call's decoded parameters.
     public mutating func on<Parameters, Reply>(
@@ -62,6 +67,19 @@ public struct VarlinkMethods: Sendable {
     ) {
         let answer: @Sendable (VarlinkCall, VarlinkCallContext) throws -> VarlinkReply = { call, context in
             try VarlinkReply(handler(try call.decodeParameters(Parameters.self), context))
+        }
+        add(method, atOnce: answer) { call, context in try answer(call, context) }
+    }
+
+    /// `method`, which takes no parameters, answered on the connection's event loop as for
+    /// `onLoop`, without a decoder: whatever parameters a call carries are ignored, as a decoder
+    /// ignores members it does not know.
+    public mutating func onLoop<Parameters: VarlinkNoParameters, Reply>(
+        _ method: VarlinkMethod<Parameters, Reply>,
+        _ handler: @escaping @Sendable (VarlinkCallContext) throws -> Reply
+    ) {
+        let answer: @Sendable (VarlinkCall, VarlinkCallContext) throws -> VarlinkReply = { _, context in
+            try VarlinkReply(handler(context))
         }
         add(method, atOnce: answer) { call, context in try answer(call, context) }
     }
@@ -88,6 +106,7 @@ public struct VarlinkMethods: Sendable {
         atOnce: (@Sendable (VarlinkCall, VarlinkCallContext) throws -> VarlinkReply?)?,
         handle: @escaping @Sendable (VarlinkCall, VarlinkCallContext) async throws -> VarlinkReply
     ) {
+        precondition(method.interface == interface, "\(method.qualifiedName) added to \(interface)'s table")
         precondition(!entries.contains { $0.name == Array(method.name.utf8) }, "\(method.qualifiedName) added twice")
         guard method.requiresMore else {
             entries.append(Entry(name: Array(method.name.utf8), atOnce: atOnce, handle: handle))
@@ -112,7 +131,7 @@ public struct VarlinkMethods: Sendable {
                 VarlinkCallContext, _ handle: @Sendable (VarlinkCallContext) async throws -> VarlinkReply
             ) async throws -> VarlinkReply
     ) -> VarlinkMethods {
-        var wrapped = VarlinkMethods()
+        var wrapped = VarlinkMethods(of: interface)
         wrapped.entries = entries.map { entry in
             Entry(name: entry.name, atOnce: entry.atOnce) { call, context in
                 try await wrap(context) { context in try await entry.handle(call, context) }

@@ -38,7 +38,8 @@ public final class VarlinkReplyStream: Sendable {
         var whenEnded: (@Sendable (Ending) -> Void)?
         var moreWhenEnded: [@Sendable (Ending) -> Void] = []
         /// Replies written while the peer was not reading (its connection over the high-water
-        /// mark); reset once it reads again. Touched on the event loop only.
+        /// mark); reset once it reads again. Touched on the event loop only (in process, on
+        /// the thread that sends).
         var behind = 0
         /// Replies handed to the batch and not yet written: the last of them is flushed.
         var queued = 0

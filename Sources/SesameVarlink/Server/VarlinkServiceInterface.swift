@@ -31,7 +31,7 @@ public enum VarlinkServiceContract {
     )
 
     /// No parameters.
-    public struct Nothing: Sendable, Codable, Hashable {
+    public struct Nothing: VarlinkNoParameters, Hashable {
         /// Nothing to give.
         public init() {}
     }
@@ -85,8 +85,8 @@ struct VarlinkServiceInterface: VarlinkInterface {
 
     /// Both methods read constants: answered on the loop.
     var methods: VarlinkMethods {
-        var methods = VarlinkMethods()
-        methods.onLoop(VarlinkServiceContract.getInfo) { _, _ in
+        var methods = VarlinkMethods(of: name)
+        methods.onLoop(VarlinkServiceContract.getInfo) { _ in
             VarlinkServiceContract.Info(
                 vendor: info.vendor,
                 product: info.product,

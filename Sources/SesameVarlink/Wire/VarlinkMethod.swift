@@ -57,3 +57,10 @@ extension VarlinkMethod: VarlinkMethodDescription {
     /// `Reply`.
     public var replyType: any Codable.Type { Reply.self }
 }
+
+/// A method's parameters when it takes none: a table answers such a method without decoding
+/// the call's parameters (`VarlinkMethods.onLoop`).
+public protocol VarlinkNoParameters: Codable, Sendable {
+    /// The one value: nothing.
+    init()
+}
