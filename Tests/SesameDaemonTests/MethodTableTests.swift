@@ -29,16 +29,11 @@ import Testing
 
     /// An Admin interface over a store in a temporary directory, for `body`.
     private static func withAdmin(_ body: (AdminInterface) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("admin-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (store, _) = try EncryptedStore.open(
-            directory: directory,
-            keySources: KeySources(credentialsDirectory: nil, keyFile: nil, generatedKeyFile: directory + "/dev.key"),
-            onDamage: .refuse,
-            logger: Logger(label: "test")
+        let temporary = try TemporaryStore()
+        defer { temporary.remove() }
+        try await body(
+            AdminInterface(interfaceDescription: "", engine: HandlerFixture().engine, store: temporary.store)
         )
-        try await body(AdminInterface(interfaceDescription: "", engine: HandlerFixture().engine, store: store))
     }
 
     @Test func everyMethodOfTheContractIsInItsInterfacesTable() async throws {

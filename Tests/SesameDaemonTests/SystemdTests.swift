@@ -34,18 +34,11 @@ import Testing
     }
 
     @Test func everyPublishedInterfaceIsServed() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iface-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (store, _) = try EncryptedStore.open(
-            directory: directory,
-            keySources: KeySources(credentialsDirectory: nil, keyFile: nil, generatedKeyFile: directory + "/dev.key"),
-            onDamage: .refuse,
-            logger: Logger(label: "test")
-        )
+        let temporary = try TemporaryStore()
+        defer { temporary.remove() }
         let interfaces = Daemon.interfaces(
             engine: testEngine(),
-            store: store,
+            store: temporary.store,
             providers: Providers(ProviderFiles.Loaded(), logger: Logger(label: "test")),
             trust: Trust(policy: AccessPolicy(), limits: UserLimits()),
             logger: Logger(label: "test")
