@@ -11,7 +11,7 @@ import SesameCore
 
 /// `sesamectl accounts`: the accounts you may see.
 struct Accounts: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the accounts you may see.")
+    static let configuration = CommandConfiguration(commandName: "accounts", abstract: "List the accounts you may see.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -54,7 +54,10 @@ struct Accounts: AsyncParsableCommand {
 
 /// `sesamectl logout ACCOUNT`.
 struct Logout: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "End an account's session and wipe its tokens.")
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "End an account's session and wipe its tokens."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -89,7 +92,10 @@ struct Logout: AsyncParsableCommand {
 
 /// `sesamectl refresh ACCOUNT`.
 struct Refresh: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Refresh an account's tokens now.")
+    static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Refresh an account's tokens now."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -110,6 +116,7 @@ struct Refresh: AsyncParsableCommand {
 /// `sesamectl remove ACCOUNT`.
 struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "remove",
         abstract: "Delete an account record.",
         discussion: """
             An account that is not logged out still holds a grant at its provider: removing it \

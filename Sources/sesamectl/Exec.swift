@@ -10,6 +10,7 @@ import SesameCore
 /// `sesamectl exec --account A -- CMD…`: the "check login before action" gate.
 struct Exec: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exec",
         abstract: "Run a command with a fresh access token in its environment, only if the session is usable.",
         discussion: """
             The token is put in the environment variable --env (SESAME_ACCESS_TOKEN by default), \

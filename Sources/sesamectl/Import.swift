@@ -6,6 +6,7 @@ import SesameCore
 /// `sesamectl import PROVIDER --subject S < token-response.json`.
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Hand sesamed the tokens, or the authorization code, of a login done elsewhere.",
         discussion: """
             Reads an OAuth 2.0 token response (JSON with access_token, and optionally refresh_token, \

@@ -12,6 +12,7 @@ import SesameCore
 /// `sesamectl login PROVIDER`: logs an account in and waits until it is done.
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "login",
         abstract: "Log an account in with a configured provider.",
         discussion: """
             sesamectl uses the flow the provider's file names (`flow`), unless --device or \

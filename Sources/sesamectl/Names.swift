@@ -5,6 +5,7 @@ import SesameCore
 /// `sesamectl rename ACCOUNT NAME`: the name an account is known by, in place of its id.
 struct Rename: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rename",
         abstract: "Give an account a name to use in place of its id.",
         discussion: """
             A name is up to 64 lower-case letters, digits, '-', '_' or '.', starting with a letter, \

@@ -11,7 +11,10 @@ import SesameProtocol
 
 /// `sesamectl providers`: the providers sesamed is configured with, and how each logs in.
 struct Providers: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the configured providers and their login flows.")
+    static let configuration = CommandConfiguration(
+        commandName: "providers",
+        abstract: "List the configured providers and their login flows."
+    )
 
     @OptionGroup var options: GlobalOptions
 

@@ -4,6 +4,7 @@ import SesameClient
 /// `sesamectl rekey`: re-seal the token store under a new key (root).
 struct Rekey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rekey",
         abstract: "Seal the token store under a new key (root only).",
         discussion: """
             With a key file, sesamed makes a new key and replaces the old one; at no moment does \

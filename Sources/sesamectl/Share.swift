@@ -8,6 +8,7 @@ import SesameProtocol
 /// container or a host across `ssh -R`, and nothing else.
 struct Share: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "share",
         abstract: "Offer accounts' access tokens on a socket of your own, for a container or a remote host.",
         discussion: """
             Runs until interrupted, until --for runs out, or until a shared account is logged out \

@@ -7,6 +7,7 @@ import SesameProtocol
 /// account's session is usable, as an exit status for scripts.
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show whether sesamed is running and the accounts you may see, or one account's state.",
         discussion: """
             Without ACCOUNT, the exit status is 0 when sesamed answered, 3 when it is not running, \

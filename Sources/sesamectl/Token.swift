@@ -7,6 +7,7 @@ import SesameCore
 /// tools that run a command to get one (kubectl's exec plugins).
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "token",
         abstract: "Print a current access token of an account (refreshed by sesamed when needed).",
         discussion: """
             Only the token is printed, so `curl -H "Authorization: Bearer $(sesamectl token ID)"` works. \

@@ -12,6 +12,7 @@ import SesameCore
 /// `sesamectl watch`: prints events as they happen, one line each.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Print session events as they happen, one line each.",
         discussion: """
             The first line says from which sequence number on events are shown. With --since, the \

@@ -1,0 +1,27 @@
+import ArgumentParser
+import Testing
+
+@testable import sesamectl
+
+/// Every command names itself, so that starting sesamectl never derives a name from a type.
+struct CommandNameTests {
+    /// A derived name costs a runtime lookup through every protocol conformance in the binary
+    /// per command, at every start; a named one costs nothing.
+    @Test func everyCommandHasAnExplicitName() {
+        let commands: [any ParsableCommand.Type] = [Sesamectl.self] + Sesamectl.configuration.subcommands
+        for command in commands {
+            #expect(command.configuration.commandName != nil, "\(command) has no commandName")
+        }
+    }
+
+    /// The explicit names are the ones people type, as documented in the manual.
+    @Test func theNamesAreTheDocumentedVerbs() {
+        let names = Sesamectl.configuration.subcommands.map { $0.configuration.commandName }
+        #expect(
+            names == [
+                "status", "accounts", "providers", "login", "token", "exec", "refresh", "import", "logout",
+                "remove", "rename", "watch", "share", "rekey",
+            ]
+        )
+    }
+}
