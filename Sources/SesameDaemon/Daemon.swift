@@ -71,21 +71,14 @@ public struct Daemon: Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
 
-        // A group stops its services last to first: the server first, so STOPPING=1 goes out at
-        // once and connections drain while the rest still runs.
-        let services: [any Service] = [
-            WatchdogService(notifier: notifier, engine: engine, logger: logger),
-            DeadlineService(engine: engine),
-            StatusService(engine: engine, changes: statusChanges, notifier: notifier),
-            reloadService(hangups: hangups, engine: engine, trust: trust, providers: providers),
-            VarlinkService(
-                server: server,
-                notifier: notifier,
-                shutdownTimeout: configuration.shutdownTimeout,
-                readyStatus: await StatusService.status(of: engine),
-                logger: logger
-            ),
-        ]
+        let services = await services(
+            engine: engine,
+            server: server,
+            trust: trust,
+            providers: providers,
+            hangups: hangups,
+            statusChanges: statusChanges
+        )
         var groupConfiguration = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -98,6 +91,45 @@ public struct Daemon: Sendable {
         } catch is CancellationError {
             // A graceful shutdown cancels what is still running; that is the normal way out.
         }
+    }
+
+    /// The services the daemon runs, in the order a group starts them. A group stops them last to
+    /// first: the server first, so STOPPING=1 goes out at once and connections drain while the rest
+    /// still runs. Each is named for the group's log lines; unnamed, the group would name it by
+    /// printing the whole value through reflection, which took a tenth of the time to READY=1.
+    private func services(
+        engine: DaemonEngine,
+        server: VarlinkServer,
+        trust: Trust,
+        providers: Providers,
+        hangups: UnixSignalsSequence,
+        statusChanges: AsyncStream<Void>
+    ) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        [
+            .init(
+                service: WatchdogService(notifier: notifier, engine: engine, logger: logger),
+                serviceName: "watchdog"
+            ),
+            .init(service: DeadlineService(engine: engine), serviceName: "deadlines"),
+            .init(
+                service: StatusService(engine: engine, changes: statusChanges, notifier: notifier),
+                serviceName: "status"
+            ),
+            .init(
+                service: reloadService(hangups: hangups, engine: engine, trust: trust, providers: providers),
+                serviceName: "reload"
+            ),
+            .init(
+                service: VarlinkService(
+                    server: server,
+                    notifier: notifier,
+                    shutdownTimeout: configuration.shutdownTimeout,
+                    readyStatus: await StatusService.status(of: engine),
+                    logger: logger
+                ),
+                serviceName: "varlink"
+            ),
+        ]
     }
 
     /// The policy and limits in force, with as many open files allowed as the system lets us have.
