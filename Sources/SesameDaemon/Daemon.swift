@@ -71,9 +71,10 @@ public struct Daemon: Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
 
-        let services = await services(
+        let services = makeServices(
             engine: engine,
             server: server,
+            readyStatus: await StatusService.status(of: engine),
             trust: trust,
             providers: providers,
             hangups: hangups,
@@ -96,15 +97,17 @@ public struct Daemon: Sendable {
     /// The services the daemon runs, in the order a group starts them. A group stops them last to
     /// first: the server first, so STOPPING=1 goes out at once and connections drain while the rest
     /// still runs. Each is named for the group's log lines; unnamed, the group would name it by
-    /// printing the whole value through reflection, which took a tenth of the time to READY=1.
-    private func services(
+    /// printing the whole value through reflection, a search of the binary's conformances that
+    /// cost a seventh of sesamed's start. `readyStatus` is the status line sent with READY=1.
+    private func makeServices(
         engine: DaemonEngine,
         server: VarlinkServer,
+        readyStatus: String,
         trust: Trust,
         providers: Providers,
         hangups: UnixSignalsSequence,
         statusChanges: AsyncStream<Void>
-    ) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+    ) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         [
             .init(
                 service: WatchdogService(notifier: notifier, engine: engine, logger: logger),
@@ -124,7 +127,7 @@ public struct Daemon: Sendable {
                     server: server,
                     notifier: notifier,
                     shutdownTimeout: configuration.shutdownTimeout,
-                    readyStatus: await StatusService.status(of: engine),
+                    readyStatus: readyStatus,
                     logger: logger
                 ),
                 serviceName: "varlink"

@@ -5,12 +5,13 @@ import Testing
 
 /// Every command names itself, so that starting sesamectl never derives a name from a type.
 struct CommandNameTests {
-    /// A derived name costs a runtime lookup through every protocol conformance in the binary
-    /// per command, at every start; a named one costs nothing.
+    /// A derived name costs a search through every protocol conformance in the binary per
+    /// command, at every start; a named one costs no search. Nested command groups count too.
     @Test func everyCommandHasAnExplicitName() {
-        let commands: [any ParsableCommand.Type] = [Sesamectl.self] + Sesamectl.configuration.subcommands
-        for command in commands {
+        var commands: [any ParsableCommand.Type] = [Sesamectl.self]
+        while let command = commands.popLast() {
             #expect(command.configuration.commandName != nil, "\(command) has no commandName")
+            commands += command.configuration.subcommands
         }
     }
 
