@@ -97,13 +97,44 @@ import Testing
     @Test func aDrainingServerLetsTheCallBeingAnsweredFinishThenEndsItsConnection() async throws {
         let connection = try await ConnectionFixture()
         try await connection.send(steered("Held"), steered("Now"))
-        let drained = connection.connections.drain()
-        #expect(drained.answering == 1)
+        #expect(connection.connections.drain() == 1)
         #expect(try await !connection.isClosed)
+        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(answering: 1))
         await connection.releases.release()
         #expect(try await connection.reply() == #"{"parameters":{}}"#)
         try await connection.waitUntilClosed()
         // The call behind it is not started: the connection ends once its call is done.
+        #expect(try await connection.repliesSent().isEmpty)
+    }
+
+    @Test func aDrainingServerClosesAnIdleConnectionAtOnce() async throws {
+        let connection = try await ConnectionFixture()
+        try await connection.send(steered("Now"))
+        #expect(try await connection.reply() == #"{"parameters":{"at":"once"}}"#)
+        #expect(connection.connections.drain() == 1)
+        try await connection.waitUntilClosed()
+        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(idle: 1))
+    }
+
+    @Test func aDrainingServerCancelsAStreamingCall() async throws {
+        let connection = try await ConnectionFixture()
+        try await connection.send(steered("Stream", #"{"n":0}"#, more: true))
+        #expect(try await connection.reply() == #"{"continues":true,"parameters":{"i":0}}"#)
+        #expect(connection.connections.drain() == 1)
+        try await connection.waitUntilClosed()
+        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(streaming: 1))
+    }
+
+    @Test func aHardStopClosesAConnectionWhoseCallIsBeingAnsweredAndReportsTheCall() async throws {
+        let connection = try await ConnectionFixture()
+        try await connection.send(steered("Held"))
+        // The call has started once its task waits for a release.
+        try await connection.channel.testingEventLoop.executeInContext {}
+        connection.connections.closeAll()
+        try await connection.waitUntilClosed()
+        try await connection.channel.testingEventLoop.executeInContext {}
+        #expect(connection.connections.takeCutOff() == ["org.example.steered.Held"])
+        await connection.releases.release()
         #expect(try await connection.repliesSent().isEmpty)
     }
 }

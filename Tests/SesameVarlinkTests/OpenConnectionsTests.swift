@@ -6,19 +6,18 @@ import Testing
 @testable import SesameVarlink
 
 @Suite struct OpenConnectionsTests {
-    /// A hard stop reports every connection that closes after it began, with what it was
-    /// answering, and none that ended before.
+    /// A hard stop reports every connection that closes after it began, with what its handler
+    /// says it was answering, and none that ended before.
     @Test func aHardStopReportsWhatItCutOff() throws {
         let connections = OpenConnections()
         let busy = try #require(connections.register(EmbeddedChannel()))
         let idle = try #require(connections.register(EmbeddedChannel()))
         let finished = try #require(connections.register(EmbeddedChannel()))
-        #expect(connections.begin(busy, method: "org.example.Slow"))
-        connections.remove(finished)
+        connections.remove(finished, answering: "org.example.Done")
 
         connections.closeAll()
-        connections.remove(busy)
-        connections.remove(idle)
+        connections.remove(busy, answering: "org.example.Slow")
+        connections.remove(idle, answering: nil)
 
         #expect(connections.takeCutOff().sorted { ($0 ?? "") < ($1 ?? "") } == [nil, "org.example.Slow"])
         #expect(connections.takeCutOff().isEmpty, "the record is taken once")
@@ -33,13 +32,13 @@ import Testing
         let task = connections.startTask {
             for await _ in gate { break }
         }
-        _ = connections.drain()
+        #expect(connections.drain() == 1)
         let finished = Mutex(false)
         let ended = Task {
             await connections.allEnded()
             finished.withLock { $0 = true }
         }
-        connections.remove(open)
+        connections.remove(open, answering: nil)
         #expect(connections.takeCutOff().isEmpty)
         for _ in 0..<100 { await Task.yield() }
         let endedEarly = finished.withLock { $0 }

@@ -17,7 +17,7 @@ extension VarlinkConnectionHandler {
                 handler.answeredOffLoop(call, with: answer, context: context)
             }
         }
-        connections.answerOffLoop(id, more: call.more, task: task)
+        current?.task = task
     }
 
     func answeredOffLoop(
@@ -44,9 +44,12 @@ extension VarlinkConnectionHandler {
             continuingStream = stream
             continuingOneway = call.oneway
             stream.enterPipeline(at: context)
-            connections.stream(id, through: stream)
-            // The peer hung up, or the connection closed, while the handler was handing its
-            // call over.
+            // Its task has ended; the call was taken by its interface, so its name is one of
+            // theirs, and every subscriber of it can share one copy.
+            current = CallInProgress(method: connections.sharedName(call.method), streaming: true)
+            // The server began stopping, the peer hung up, or the connection closed, while the
+            // handler was handing its call over.
+            if stop != nil { stream.cancel() }
             if machine.inputClosed || !context.channel.isActive { stream.hangUp() }
             if let ending = stream.ending {
                 streamEnded(ending, context: context)
@@ -76,7 +79,7 @@ extension VarlinkConnectionHandler {
         _ = machine.cameBackToLoop()
         // After a hang-up, calls pipelined behind the abandoned one are not answered: their
         // replies would be read as the abandoned call's.
-        if connections.end(id), !machine.inputClosed {
+        if callEnded(), !machine.inputClosed {
             serveWaiting(context: context)
         } else {
             _ = machine.beginEnding()

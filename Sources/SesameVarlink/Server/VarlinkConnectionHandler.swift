@@ -23,6 +23,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     let peer: PeerCredentials
     let scope = ConnectionScope()
     var machine: ConnectionStateMachine
+    /// The call being answered; nil when the connection is idle.
+    var current: CallInProgress?
+    /// How the server is stopping, once it has told this connection.
+    var stop: OpenConnections.Stop?
     /// The stream the current streaming call goes on through, once its handler left it, and
     /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).
     var continuingStream: VarlinkReplyStream?
@@ -73,6 +77,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             if ended.stream === continuingStream { streamEnded(ended.ending, context: context) }
             return
         }
+        if let stop = event as? OpenConnections.Stop {
+            stopping(stop, context: context)
+            return
+        }
         guard case .inputClosed = event as? ChannelEvent else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -81,9 +89,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         // a streaming call, which has no end of its own, ends now.
         machine.inputEnded()
         continuingStream?.hangUp()
-        // Only a streaming call is cancelled (`cancelStreaming` leaves any other alone), also
-        // on a connection already ending.
-        connections.cancelStreaming(id)
+        // Only a streaming call is cancelled, also on a connection already ending.
+        cancelStreamingCall()
         serveWaiting(context: context)
     }
 
@@ -98,7 +105,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // A streaming call has no end of its own: the peer closing is how it ends.
         continuingStream?.hangUp()
-        connections.cancelStreaming(id)
+        cancelStreamingCall()
         if let unfinished = machine.closed() { logTruncated(bytes: unfinished) }
         context.fireChannelInactive()
     }
@@ -115,7 +122,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// subscriber would keep.)
     func connectionEnded() {
         unfinished.release(uid: peer.uid, in: shared.unfinished)
-        connections.remove(id)
+        connections.remove(id, answering: current?.method)
         shared.gate?.release(peer)
         answerer.log(.debug, "connection closed", peer: peer)
     }
@@ -170,11 +177,12 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Starts answering a call that has fully arrived.
     func dispatch(_ call: VarlinkCall, mayAnswerAtOnce: Bool, context: ChannelHandlerContext) {
-        guard connections.begin(id, method: call.method) else {
+        guard stop == nil else {
             // The server is stopping: no new call is started.
             end(context: context)
             return
         }
+        current = CallInProgress(method: call.method, streaming: call.more)
         if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer, scope: scope) {
             replied(oneway: call.oneway, with: reply, context: context)
         } else {
@@ -196,11 +204,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         callDone(context: context)
     }
 
+    /// The call was answered and its reply has room to leave.
     func callDone(context: ChannelHandlerContext) {
-        guard connections.end(id) else {
-            // The server is stopping: the connection ends now that its call is done.
-            end(context: context)
-            return
-        }
+        // A stopping server ends the connection now that its call is done.
+        if !callEnded() { end(context: context) }
     }
 }

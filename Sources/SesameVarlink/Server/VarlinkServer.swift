@@ -146,8 +146,8 @@ public final class VarlinkServer: Sendable {
         defer {
             if let boundSocket { UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity) }
         }
-        // Every connection has ended by then: what a hard stop cut off is known in full.
-        defer { logCutOff() }
+        // Every connection has ended by then: what a stop found and cut off is known in full.
+        defer { logStopped() }
         await withTaskCancellationHandler {
             listener.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in
                 // Only fails once the listener is closed, i.e. the server is already stopping.
@@ -165,15 +165,8 @@ public final class VarlinkServer: Sendable {
     /// Cancelling `run()` bounds the wait: whatever is still open then is closed.
     public func shutdown() {
         listener.close(promise: nil)
-        let drained = connections.drain()
-        logger.info(
-            "stopping: no new connections or calls",
-            metadata: [
-                "idle_closed": "\(drained.idle)",
-                "streaming_cancelled": "\(drained.streaming)",
-                "calls_finishing": "\(drained.answering)",
-            ]
-        )
+        let open = connections.drain()
+        logger.info("stopping: no new connections or calls", metadata: ["connections": "\(open)"])
     }
 
     /// Ends every open connection at once.
@@ -182,8 +175,20 @@ public final class VarlinkServer: Sendable {
         connections.closeAll()
     }
 
-    /// Says which connections a hard stop cut off, and what they were doing.
-    private func logCutOff() {
+    /// Says what a graceful stop found the connections doing, and which connections a hard
+    /// stop cut off.
+    private func logStopped() {
+        let drained = connections.drainedSoFar
+        if drained != OpenConnections.Drained() {
+            logger.info(
+                "stopped",
+                metadata: [
+                    "idle_closed": "\(drained.idle)",
+                    "streaming_cancelled": "\(drained.streaming)",
+                    "calls_left_to_finish": "\(drained.answering)",
+                ]
+            )
+        }
         let open = connections.takeCutOff()
         guard !open.isEmpty else { return }
         let calls = open.compactMap { $0 }
