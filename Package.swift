@@ -10,6 +10,9 @@ let package = Package(
         .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
         .executable(name: "docker-credential-sesame", targets: ["docker-credential-sesame"]),
         .library(name: "SesameClient", targets: ["SesameClient"]),
+        // For the project's own benchmark (Tests/Bench, a package of its own), which fills a
+        // store before sesamed starts; not an interface for other programs.
+        .library(name: "SesameBenchSupport", targets: ["SesameCore", "SesameStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -98,27 +101,8 @@ let package = Package(
             ],
             plugins: ["EmbedInterfaces"]
         ),
-        .executableTarget(
-            name: "sesame-bench",
-            dependencies: [
-                "SesameCore",
-                "SesameStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            // It uses Foundation (Process, JSONSerialization), which the release build links only
-            // for a program that names it (scripts/lib/release-build).
-            linkerSettings: [.linkedLibrary("Foundation")]
-        ),
-        // sesame-bench's C programs (scripts/bench runs them as processes): the floor server, the
-        // Varlink load and subscriber client, and the D-Bus reference service and clients.
-        .target(name: "CBenchSupport"),
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // libqrencode: the QR code of the verification URI that `sesamectl login` draws.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .executableTarget(name: "bench-floor"),
-        .executableTarget(name: "bench-client", dependencies: ["CBenchSupport"]),
-        .executableTarget(name: "bench-dbus", dependencies: ["CBenchSupport", "CDBus"]),
         .executableTarget(name: "sesame-interface-embedder"),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer; built plainly, they replay files).
         // libFuzzer's driver, declared; scripts/fuzz links its definition.

@@ -24,7 +24,7 @@ struct Tools {
     /// bench-client: Varlink load, subscribers, start-up and whole-process timing.
     var client: String { binDirectory + "/bench-client" }
     /// sesamectl, from the same build as sesamed.
-    var sesamectl: String { binDirectory + "/sesamectl" }
+    var sesamectl: String { URL(fileURLWithPath: sesamed).deletingLastPathComponent().path + "/sesamectl" }
     /// bench-dbus: the D-Bus service and clients.
     var dbus: String { binDirectory + "/bench-dbus" }
     /// dbus-daemon, from the system.

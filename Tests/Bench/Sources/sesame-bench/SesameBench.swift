@@ -22,7 +22,7 @@ struct SesameBench: ParsableCommand {
     @Option(help: "Where the temporary directories go (its file system is where sesamed's store is written).")
     var directory = "/var/tmp"
 
-    @Option(help: "The sesamed to measure (default: the one beside sesame-bench).")
+    @Option(help: "The sesamed to measure, with sesamectl beside it (default: those beside sesame-bench).")
     var sesamed: String?
 
     @Option(help: "The C one-shot client the CLI is measured against (scripts/lib/oneshot-client.c, built).")
