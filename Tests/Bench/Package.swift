@@ -7,10 +7,10 @@ import PackageDescription
 // sesamed and sesamectl of Sesame's own release build; from Sesame it takes only the store, to
 // fill one before sesamed starts.
 
-// A package found by path is known by its directory's name, which is whatever the checkout
-// is called.
+// A package found by path is known by its directory's name (without a `.git` ending), which
+// is whatever the checkout is called.
 let sesame = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().lastPathComponent
+    .deletingLastPathComponent().lastPathComponent.replacing(/\.git$/, with: "")
 
 let package = Package(
     name: "sesame-bench",

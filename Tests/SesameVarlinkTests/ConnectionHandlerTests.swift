@@ -107,6 +107,15 @@ import Testing
         #expect(try await connection.repliesSent().isEmpty)
     }
 
+    @Test func aDrainingServerEndsAConnectionOnceItsCallIsDone() async throws {
+        let connection = try await ConnectionFixture()
+        try await connection.send(steered("Held"))
+        #expect(connection.connections.drain() == 1)
+        await connection.releases.release()
+        #expect(try await connection.reply() == #"{"parameters":{}}"#)
+        try await connection.waitUntilClosed()
+    }
+
     @Test func aDrainingServerClosesAnIdleConnectionAtOnce() async throws {
         let connection = try await ConnectionFixture()
         try await connection.send(steered("Now"))
@@ -128,13 +137,12 @@ import Testing
     @Test func aHardStopClosesAConnectionWhoseCallIsBeingAnsweredAndReportsTheCall() async throws {
         let connection = try await ConnectionFixture()
         try await connection.send(steered("Held"))
-        // The call has started once its task waits for a release.
-        try await connection.channel.testingEventLoop.executeInContext {}
         connection.connections.closeAll()
         try await connection.waitUntilClosed()
-        try await connection.channel.testingEventLoop.executeInContext {}
-        #expect(connection.connections.takeCutOff() == ["org.example.steered.Held"])
         await connection.releases.release()
+        // Every connection is gone and the call's task has ended: nothing more can be written.
+        await connection.connections.allEnded()
+        #expect(connection.connections.takeCutOff() == ["org.example.steered.Held"])
         #expect(try await connection.repliesSent().isEmpty)
     }
 }

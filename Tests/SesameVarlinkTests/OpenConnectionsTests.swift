@@ -23,6 +23,18 @@ import Testing
         #expect(connections.takeCutOff().isEmpty, "the record is taken once")
     }
 
+    /// A graceful stop after a hard one changes nothing: connections that close are still
+    /// reported cut off, and none is told to stop again.
+    @Test func aHardStopIsNeverWeakened() throws {
+        let connections = OpenConnections()
+        let busy = try #require(connections.register(EmbeddedChannel()))
+        #expect(connections.drain() == 1)
+        connections.closeAll()
+        #expect(connections.drain() == 0)
+        connections.remove(busy, answering: "org.example.Slow")
+        #expect(connections.takeCutOff() == ["org.example.Slow"])
+    }
+
     /// A stopped server's `run()` returns only once every connection has closed and every task
     /// answering a call off the loop has ended, not when the last connection closes.
     @Test func allEndedWaitsForConnectionsAndTasks() async throws {

@@ -2,8 +2,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// The connections a server has open, so that a stop reaches each of them, and the tasks that
-/// answer calls off the event loops, so that a stopped server returns only once none is left.
-/// What a connection is doing is its handler's alone (`VarlinkConnectionHandler`): a stop is
+/// answer calls off the event loops, so that a stopped server returns only once none is left;
+/// and what the connections report of a stop. What a connection is doing is its handler's alone (`VarlinkConnectionHandler`): a stop is
 /// sent down each connection's pipeline (`Stop`), and the handler acts on it on its own loop.
 /// An idle connection (or one with half a call in it) is closed at once, a streaming call is
 /// cancelled, and a call being answered is left to finish, until a hard stop closes whatever
@@ -14,7 +14,8 @@ final class OpenConnections: Sendable {
         fileprivate let value: UInt64
     }
 
-    /// How the server stops, sent to every open connection as a user event.
+    /// How the server stops, sent to every open connection as a user event. A hard stop is
+    /// never followed by a graceful one, and neither is sent twice.
     enum Stop: Sendable {
         /// No new call; idle connections close, streaming calls are cancelled, the others finish.
         case graceful
@@ -43,7 +44,6 @@ final class OpenConnections: Sendable {
         var cutOff: [String?] = []
         /// Who waits for every connection and task to end after a stop.
         var waiters: [CheckedContinuation<Void, Never>] = []
-        var methodNames = MethodNames()
 
         /// The waiters to resume, once stopping and nothing is left; none otherwise.
         mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
@@ -94,7 +94,7 @@ final class OpenConnections: Sendable {
     }
 
     /// Starts a graceful stop: no new connection is taken, and every open one is told; how
-    /// many were.
+    /// many were (none when the server was already stopping).
     func drain() -> Int {
         send(.graceful)
     }
@@ -108,6 +108,9 @@ final class OpenConnections: Sendable {
 
     private func send(_ stop: Stop) -> Int {
         let (channels, waiters) = state.withLockedValue { state in
+            guard state.stop == nil || (state.stop == .graceful && stop == .hard) else {
+                return ([any Channel](), [CheckedContinuation<Void, Never>]())
+            }
             state.stop = stop
             return (Array(state.channels.values), state.takeWaitersIfDone())
         }
@@ -144,28 +147,5 @@ final class OpenConnections: Sendable {
             defer { state.cutOff = [] }
             return state.cutOff
         }
-    }
-
-    /// `name`, as one copy shared by every streaming call of that method: each idle subscriber
-    /// keeps its call's name, and its own copy would cost it 64 bytes.
-    func sharedName(_ name: String) -> String {
-        state.withLockedValue { $0.methodNames.shared(name) }
-    }
-}
-
-/// The names of the methods whose calls went on through a stream, so that every live streaming
-/// call keeps one shared copy of its method's name instead of its own. Only names an interface
-/// took are offered, and the table is bounded all the same (`limit` names of at most `longest`
-/// bytes): past that a name is kept as it is.
-private struct MethodNames {
-    static let limit = 64
-    static let longest = 256
-    private var names: Set<String> = []
-
-    /// `name`, as the copy already kept if there is one.
-    mutating func shared(_ name: String) -> String {
-        if let index = names.firstIndex(of: name) { return names[index] }
-        if names.count < Self.limit, name.utf8.count <= Self.longest { names.insert(name) }
-        return name
     }
 }

@@ -26,8 +26,9 @@ extension VarlinkConnectionHandler {
         context: ChannelHandlerContext
     ) {
         guard case .offLoop = machine.state else {
-            // Not expected (nothing ends a connection while its call is off the loop), but a
-            // stream nobody reads must still end, so that what waits for its end lets go.
+            // The connection ended while its call was off the loop (a hard stop, or an error
+            // behind a streaming call): a stream nobody reads must still end, so that what
+            // waits for its end lets go.
             if case .continuing(let stream) = answer { stream.hangUp() }
             return
         }
@@ -46,7 +47,7 @@ extension VarlinkConnectionHandler {
             stream.enterPipeline(at: context)
             // Its task has ended; the call was taken by its interface, so its name is one of
             // theirs, and every subscriber of it can share one copy.
-            current = CallInProgress(method: connections.sharedName(call.method), streaming: true)
+            current = CallInProgress(method: shared.sharedName(call.method), streaming: true)
             // The server began stopping, the peer hung up, or the connection closed, while the
             // handler was handing its call over.
             if stop != nil { stream.cancel() }

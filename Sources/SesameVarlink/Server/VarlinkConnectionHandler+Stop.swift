@@ -8,11 +8,11 @@ extension VarlinkConnectionHandler {
     struct CallInProgress {
         /// Its method: what a hard stop reports it cut off.
         var method: String
+        /// The task answering it off the loop, while there is one.
+        var task: Task<Void, Never>? = nil
         /// Whether it streams (`more`): such a call has no end of its own, and is cancelled
         /// when the peer hangs up or the server stops.
         var streaming: Bool
-        /// The task answering it off the loop, while there is one.
-        var task: Task<Void, Never>?
     }
 
     /// The server is stopping. Gracefully: an idle connection closes, a streaming call is
@@ -20,6 +20,9 @@ extension VarlinkConnectionHandler {
     /// Hard: the connection closes now, dropping what the peer has not read, and the call it
     /// was answering is cancelled.
     func stopping(_ stop: OpenConnections.Stop, context: ChannelHandlerContext) {
+        // The server sends each stop once and never weakens one; one that is no news changes
+        // nothing here either.
+        guard self.stop == nil || (self.stop == .graceful && stop == .hard) else { return }
         self.stop = stop
         switch stop {
         case .hard:

@@ -25,7 +25,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     var machine: ConnectionStateMachine
     /// The call being answered; nil when the connection is idle.
     var current: CallInProgress?
-    /// How the server is stopping, once it has told this connection.
+    /// How the server is stopping, once it has told this connection. (Beside `current`, whose
+    /// padding it fills: every idle subscriber keeps a handler.)
     var stop: OpenConnections.Stop?
     /// The stream the current streaming call goes on through, once its handler left it, and
     /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).

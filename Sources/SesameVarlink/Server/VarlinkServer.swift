@@ -162,6 +162,8 @@ public final class VarlinkServer: Sendable {
     /// Stops gracefully: no new connection is accepted and no new call started; idle connections,
     /// including any with half a call in them, are closed and streaming calls are cancelled at
     /// once; calls being answered may finish, then their connections close and `run()` returns.
+    /// Each connection hears of the stop on its own event loop, so a call that had fully
+    /// arrived just before may still start there, and is then let finish like the others.
     /// Cancelling `run()` bounds the wait: whatever is still open then is closed.
     public func shutdown() {
         listener.close(promise: nil)
