@@ -252,7 +252,10 @@ public struct SesameClient: Sendable {
     }
 
     /// One call of `method`, its errors as `SesameError`.
-    private func call<Parameters, Reply>(_ method: VarlinkMethod<Parameters, Reply>, _ parameters: Parameters)
+    private func call<Parameters: Encodable & Sendable, Reply: Decodable & Sendable>(
+        _ method: VarlinkMethod<Parameters, Reply>,
+        _ parameters: Parameters
+    )
         async throws -> Reply
     {
         do {

@@ -51,7 +51,7 @@ public struct VarlinkMethods: Sendable {
     }
 
     /// `method` answered off the loop by `handler`, given the call's decoded parameters.
-    public mutating func on<Parameters, Reply>(
+    public mutating func on<Parameters: Decodable & Sendable, Reply: Encodable & Sendable>(
         _ method: VarlinkMethod<Parameters, Reply>,
         _ handler: @escaping @Sendable (Parameters, VarlinkCallContext) async throws -> Reply
     ) {
@@ -61,7 +61,7 @@ public struct VarlinkMethods: Sendable {
     /// `method` answered on the connection's event loop, which every connection on that loop
     /// shares: only for what needs no waiting, no actor and little work (reading a published
     /// view, a constant).
-    public mutating func onLoop<Parameters, Reply>(
+    public mutating func onLoop<Parameters: Decodable & Sendable, Reply: Encodable & Sendable>(
         _ method: VarlinkMethod<Parameters, Reply>,
         _ handler: @escaping @Sendable (Parameters, VarlinkCallContext) throws -> Reply
     ) {
@@ -74,7 +74,7 @@ public struct VarlinkMethods: Sendable {
     /// `method`, which takes no parameters, answered on the connection's event loop as for
     /// `onLoop`, without a decoder: whatever parameters a call carries are ignored, as a decoder
     /// ignores members it does not know.
-    public mutating func onLoop<Parameters: VarlinkNoParameters, Reply>(
+    public mutating func onLoop<Parameters: VarlinkNoParameters, Reply: Encodable & Sendable>(
         _ method: VarlinkMethod<Parameters, Reply>,
         _ handler: @escaping @Sendable (VarlinkCallContext) throws -> Reply
     ) {
@@ -87,7 +87,7 @@ public struct VarlinkMethods: Sendable {
     /// `method` answered by `handler` with a `VarlinkAnswer` (a kept reply, or a stream), and first
     /// by `atOnce` on the connection's event loop, as for `onLoop`, where that has the answer:
     /// `atOnce` reads the call's parameters itself and returns nil to leave the call to `handler`.
-    public mutating func answer<Parameters, Reply>(
+    public mutating func answer<Parameters: Decodable & Sendable, Reply: Encodable & Sendable>(
         _ method: VarlinkMethod<Parameters, Reply>,
         atOnce: (@Sendable (VarlinkCall, VarlinkCallContext) throws -> VarlinkAnswer<Reply>?)? = nil,
         _ handler: @escaping @Sendable (Parameters, VarlinkCallContext) async throws -> VarlinkAnswer<Reply>

@@ -3,7 +3,11 @@
 /// method's handler under it (`VarlinkMethods`) and a client calls it (`VarlinkClient.call`), so
 /// the two cannot disagree on the types without failing to compile; the contract tests check
 /// the types against the interface file.
-public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sendable>: Sendable {
+///
+/// The types' requirements (`Codable & Sendable`) are stated where the types are used, not on
+/// the type itself: the runtime then makes a method's type without looking up any conformance,
+/// where it looked up four for each of the daemon's methods at every start.
+public struct VarlinkMethod<Parameters, Reply>: Sendable {
     /// The interface's qualified name, e.g. `io.sesame.Accounts`.
     public let interface: String
     /// The method's own name, e.g. `GetToken`.
@@ -20,7 +24,9 @@ public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sen
         self.qualifiedName = "\(interface).\(name)"
         self.requiresMore = requiresMore
     }
+}
 
+extension VarlinkMethod where Parameters: Encodable {
     /// The call of this method with `parameters`, as a client sends it.
     public func call(_ parameters: Parameters, more: Bool = false) throws -> VarlinkCall {
         VarlinkCall(
@@ -29,7 +35,9 @@ public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sen
             more: more
         )
     }
+}
 
+extension VarlinkMethod where Reply: Decodable {
     /// A reply to a call of this method, as its type.
     public func reply(from message: VarlinkReplyMessage) throws -> Reply {
         try message.decode(Reply.self)
@@ -51,7 +59,7 @@ public protocol VarlinkMethodDescription: Sendable {
     var replyType: any Codable.Type { get }
 }
 
-extension VarlinkMethod: VarlinkMethodDescription {
+extension VarlinkMethod: VarlinkMethodDescription where Parameters: Codable, Reply: Codable {
     /// `Parameters`.
     public var parametersType: any Codable.Type { Parameters.self }
     /// `Reply`.
