@@ -93,8 +93,14 @@ final class OpenConnections: Sendable {
         }
     }
 
+    /// How many connections are open.
+    var count: Int {
+        state.withLockedValue { $0.channels.count }
+    }
+
     /// Starts a graceful stop: no new connection is taken, and every open one is told; how
     /// many were (none when the server was already stopping).
+    @discardableResult
     func drain() -> Int {
         send(.graceful)
     }

@@ -167,8 +167,10 @@ public final class VarlinkServer: Sendable {
     /// Cancelling `run()` bounds the wait: whatever is still open then is closed.
     public func shutdown() {
         listener.close(promise: nil)
-        let open = connections.drain()
-        logger.info("stopping: no new connections or calls", metadata: ["connections": "\(open)"])
+        // Said before the connections hear of it: they may have closed, and `run()` logged
+        // what the stop did, before `drain` returns.
+        logger.info("stopping: no new connections or calls", metadata: ["connections": "\(connections.count)"])
+        connections.drain()
     }
 
     /// Ends every open connection at once.
