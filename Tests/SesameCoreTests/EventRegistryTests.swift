@@ -167,6 +167,7 @@ private final class CollectingSink: EventSink, Sendable {
         registry.publish(event(4))
         registry.publish(event(5, account: "b"))
         registry.publish(event(6))
+        registry.waitForDeliveries()
         #expect(sink.received.withLock { $0 } == [1, 3, 4, 6])
     }
 
@@ -183,6 +184,7 @@ private final class CollectingSink: EventSink, Sendable {
         }
         #expect(registry.subscriberCount == 2)
         registry.publish(event(10))
+        registry.waitForDeliveries()
         let received = sinks.map { sink in sink.received.withLock { $0 } }
         #expect(received == [[2, 6], [], [2, 6, 1, 4, 10], [2, 6, 1], [2, 6, 1, 4, 10], [2]])
     }
@@ -195,6 +197,7 @@ private final class CollectingSink: EventSink, Sendable {
         let sink = CollectingSink(capacity: 2)
         #expect(try subscription.attach(sink))
         for sequence in 1...3 as ClosedRange<UInt64> { registry.publish(event(sequence)) }
+        registry.waitForDeliveries()
         #expect(registry.subscriberCount == 0)
         #expect(sink.received.withLock { $0 } == [1, 2])
 
@@ -204,5 +207,66 @@ private final class CollectingSink: EventSink, Sendable {
         let cancelled = registry.subscribe(filter: EventFilter(), since: nil, current: 9).0
         cancelled.cancel()
         #expect(try cancelled.attach(CollectingSink()) == false)
+    }
+
+    /// The publisher goes on before a sink is handed the event: a change is answered without
+    /// waiting for every subscriber (a sink here that waits until the publisher is done).
+    @Test func publishingDoesNotWaitForTheSinks() throws {
+        let registry = registry(queueLimit: 64)
+        let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
+        let sink = WaitingSink()
+        #expect(try subscription.attach(sink))
+        registry.publish(event(1))
+        sink.publisherIsDone.signal()
+        registry.waitForDeliveries()
+        #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
+    }
+}
+
+extension EventSinkTests {
+    /// Deliveries that are behind hold the publisher back, past a bound: events do not pile
+    /// up without end when changes come faster than sinks are handed them.
+    @Test func aPublisherWaitsWhenDeliveriesFallTooFarBehind() async throws {
+        let registry = registry(queueLimit: 1024)
+        let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
+        let sink = WaitingSink()
+        #expect(try subscription.attach(sink))
+        let limit = EventRegistry<UInt64>.pendingDeliveryLimit
+        let published = Progress()
+        // A thread of its own, as the publisher blocks: not one of the tasks' few threads.
+        Thread.detachNewThread {
+            for sequence in 1...UInt64(3 * limit) {
+                registry.publish(event(sequence))
+                published.count.add(1, ordering: .relaxed)
+            }
+        }
+        while published.count.load(ordering: .relaxed) < limit { await Task.yield() }
+        // An upper bound on what the publisher got done, which more time (a loaded machine)
+        // only makes surer to find: the first event's delivery waits for the signal below.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(published.count.load(ordering: .relaxed) <= limit)
+        sink.publisherIsDone.signal()
+        while published.count.load(ordering: .relaxed) < 3 * limit { await Task.yield() }
+        registry.waitForDeliveries()
+        #expect(sink.handedOverAfterThePublisher.withLock { $0.count } == 3 * limit)
+    }
+}
+
+/// How far a publisher on another thread got.
+private final class Progress: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+/// A sink that, handed its first event, waits (up to ten seconds) until the publisher is done,
+/// and notes for each event whether it was.
+private final class WaitingSink: EventSink, Sendable {
+    let publisherIsDone = DispatchSemaphore(value: 0)
+    let handedOverAfterThePublisher = Mutex<[Bool]>([])
+
+    func deliver(_ payload: UInt64) -> Bool {
+        let first = handedOverAfterThePublisher.withLock { $0.isEmpty }
+        let waited = !first || publisherIsDone.wait(timeout: .now() + .seconds(10)) == .success
+        handedOverAfterThePublisher.withLock { $0.append(waited) }
+        return true
     }
 }

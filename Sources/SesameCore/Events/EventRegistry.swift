@@ -1,8 +1,12 @@
+import Dispatch
 import Synchronization
 
 /// The multicast registry: every published event reaches every subscriber whose filter
 /// accepts it, in sequence order, encoded once for all of them. Subscribers leave by cancelling
 /// or dropping their `Subscription`; one that falls behind is cut off without slowing the rest.
+/// Subscribers that take events directly (`Subscription.attach`) are handed them after the
+/// publisher has gone on, so the change that caused an event is answered without waiting for
+/// ten thousand subscribers to be handed it.
 public final class EventRegistry<Payload: Sendable>: Sendable {
     /// What a new subscriber must be told before live events, given the `since` it asked for.
     public enum Backlog: Sendable {
@@ -84,9 +88,15 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Held while events are handed to sinks, outside `state`: a sink may do a little work
-    /// (a group lookup for an access check), and the order of events must hold for every sink.
-    private let delivering = Mutex(())
+    /// Where attached sinks are handed their events: one delivery after another, in the order
+    /// they were handed over (under `state`, so in the order of publishing and attaching), on
+    /// a thread of its own rather than the publisher's.
+    private let deliveries = DispatchQueue(label: "io.sesame.events.deliveries")
+    /// Deliveries handed to `deliveries` and not yet run.
+    private let pendingDeliveries = Atomic<Int>(0)
+    /// How many deliveries may wait before a publisher waits for them: the back-pressure that
+    /// keeps a storm of changes from piling up events faster than sinks are handed them.
+    public static var pendingDeliveryLimit: Int { 64 }
     private let encode: @Sendable (AuthEvent) -> Payload
 
     /// How many undelivered events one subscriber may have before it is cut off.
@@ -116,30 +126,51 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         state.withLock { $0.queued.count + $0.attached.count }
     }
 
-    /// Sends `event` to every matching subscriber and keeps it for replay. Never waits: a
-    /// subscriber whose queue is full is removed, and its next read reports `SubscriberLagged`;
-    /// a sink takes the event at once. Returns how many queued subscribers were cut off.
+    /// Sends `event` to every matching subscriber and keeps it for replay. A subscriber whose
+    /// queue is full is removed, and its next read reports `SubscriberLagged`; the attached ones
+    /// (as they are now) are handed it soon after, in order. Waits only while more than
+    /// `pendingDeliveryLimit` deliveries are behind. Returns how many queued subscribers were
+    /// cut off.
     @discardableResult
     public func publish(_ event: AuthEvent) -> Int {
         let payload = encode(event)
-        return delivering.withLock { _ in
-            let (lagged, attached) = state.withLock { state in
-                state.remember(event, payload, limit: historyLimit)
-                return (state.queue(event, payload), state.attached)
+        let lagged = state.withLock { state in
+            state.remember(event, payload, limit: historyLimit)
+            let attached = state.attached
+            if !attached.isEmpty { handOver { self.deliver(event, payload, to: attached) } }
+            return state.queue(event, payload)
+        }
+        if pendingDeliveries.load(ordering: .relaxed) > Self.pendingDeliveryLimit { waitForDeliveries() }
+        return lagged
+    }
+
+    /// Returns once every event published so far has been handed to the attached sinks.
+    public func waitForDeliveries() {
+        deliveries.sync {}
+    }
+
+    /// Queues one delivery behind those handed over before it; called under `state`, which
+    /// orders deliveries as the changes that made them.
+    private func handOver(_ delivery: @escaping @Sendable () -> Void) {
+        pendingDeliveries.add(1, ordering: .relaxed)
+        deliveries.async {
+            delivery()
+            self.pendingDeliveries.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Hands one event to the sinks of `attached` its filter matches; those that are gone leave.
+    private func deliver(_ event: AuthEvent, _ payload: Payload, to attached: ContiguousArray<Attached>) {
+        var gone: [UInt64] = []
+        for index in attached.indices {
+            let subscriber = attached[index]
+            if subscriber.filter.matches(event), !subscriber.sink.deliver(payload) {
+                gone.append(subscriber.id)
             }
-            var gone: [UInt64] = []
-            for index in attached.indices {
-                let subscriber = attached[index]
-                if subscriber.filter.matches(event), !subscriber.sink.deliver(payload) {
-                    gone.append(subscriber.id)
-                }
-            }
-            if !gone.isEmpty {
-                state.withLock { state in
-                    for id in gone { state.remove(id) }
-                }
-            }
-            return lagged
+        }
+        guard !gone.isEmpty else { return }
+        state.withLock { state in
+            for id in gone { state.remove(id) }
         }
     }
 
@@ -165,104 +196,28 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         }
     }
 
-    fileprivate func remove(_ id: UInt64) {
+    func remove(_ id: UInt64) {
         state.withLock { $0.remove(id) }
     }
 
     /// Sends the subscriber's events to `sink` from now on, those still queued first, in order.
     /// False when the subscriber was cut off (its queue full) or is gone.
-    fileprivate func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
-        delivering.withLock { _ in
-            let queued = state.withLock { state -> [Payload]? in
-                guard let entry = state.queued[id], let queued = entry.queue.takeAll() else { return nil }
-                state.queued[id] = nil
-                state.attachedIndex[id] = state.attached.count
-                state.attached.append(Attached(id: id, filter: entry.filter, sink: sink))
-                return queued
-            }
-            guard let queued else { return false }
-            for payload in queued where !sink.deliver(payload) {
-                remove(id)
-                return true
+    func attach(_ sink: any EventSink<Payload>, to id: UInt64) -> Bool {
+        state.withLock { state in
+            guard let entry = state.queued[id], let queued = entry.queue.takeAll() else { return false }
+            state.queued[id] = nil
+            state.attachedIndex[id] = state.attached.count
+            state.attached.append(Attached(id: id, filter: entry.filter, sink: sink))
+            // Handed over as the next delivery, so before any event published from now on.
+            if !queued.isEmpty {
+                handOver {
+                    for payload in queued where !sink.deliver(payload) {
+                        self.remove(id)
+                        return
+                    }
+                }
             }
             return true
         }
-    }
-}
-
-/// Takes a subscriber's events as they are published, instead of its queue: for a subscriber
-/// that can pass each one on without waiting (to its connection's event loop), so no task has
-/// to wake for every event. Events arrive in order, one at a time. A class, so that the
-/// registry keeps a 16-byte class existential for every subscriber, not a 40-byte one.
-public protocol EventSink<Payload>: AnyObject, Sendable {
-    /// What an event is, as published.
-    associatedtype Payload: Sendable
-    /// Takes one event without waiting; false when the subscriber is gone (or was cut off),
-    /// which unsubscribes it.
-    func deliver(_ payload: Payload) -> Bool
-}
-
-/// A live subscription: read it as an async sequence of encoded events. Cancelling it, dropping
-/// it, or cancelling the task that reads it unsubscribes; there is no remove call to forget.
-public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
-    public typealias Element = Payload
-
-    private let queue: SubscriberQueue<Payload>
-    /// Where it is registered, as `id`: held weakly, and directly rather than through
-    /// closures, which every idle subscriber would keep.
-    // Set once in `init` and never written again, so reading it from any thread is safe; a
-    // `weak let` says so itself but needs Swift 6.2, and Sesame builds with 6.1.
-    nonisolated(unsafe) private weak var registry: EventRegistry<Payload>?
-    private let id: UInt64
-
-    init(queue: SubscriberQueue<Payload>, registry: EventRegistry<Payload>, id: UInt64) {
-        self.queue = queue
-        self.registry = registry
-        self.id = id
-    }
-
-    /// Hands every event from now on to `sink`, the ones not yet read first; the subscription
-    /// is then no longer read. Throws `SubscriberLagged` if the subscriber was already cut off,
-    /// and returns false if it is gone (cancelled) or already has a sink (a subscription is
-    /// attached once).
-    public func attach(_ sink: any EventSink<Payload>) throws -> Bool {
-        guard registry?.attach(sink, to: id) ?? false else {
-            if queue.isLagged { throw SubscriberLagged(queueLimit: queue.limit) }
-            return false
-        }
-        return true
-    }
-
-    deinit {
-        cancel()
-    }
-
-    /// Unsubscribes; a read in progress returns nil.
-    public func cancel() {
-        registry?.remove(id)
-        queue.cancel()
-    }
-
-    /// The next event; nil when cancelled (cancelling the reading task cancels the subscription);
-    /// throws `SubscriberLagged` when cut off.
-    public func next() async throws -> Payload? {
-        try await withTaskCancellationHandler {
-            try await queue.next()
-        } onCancel: {
-            cancel()
-        }
-    }
-
-    /// Reads the subscription's events in order.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let subscription: Subscription<Payload>
-
-        public mutating func next() async throws -> Payload? {
-            try await subscription.next()
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(subscription: self)
     }
 }

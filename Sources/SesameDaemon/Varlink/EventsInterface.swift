@@ -187,10 +187,10 @@ struct EventsInterface: VarlinkInterface {
 
 /// A subscriber's events, passed to its connection as they are published, each checked again
 /// against the policy and the caller's groups before it is sent. Looking the groups up anew
-/// (after a reload, or when old) may block (NSS, LDAP), and `deliver` runs on the publisher's
-/// thread under the registry's lock: so a stale identity is looked up by a task of the
-/// subscriber's own, and its events are held back, in order, until that is done (at most
-/// `holdLimit` of them: past that the subscriber has fallen behind).
+/// (after a reload, or when old) may block (NSS, LDAP), and `deliver` runs on the registry's
+/// one delivery thread, which every subscriber waits on: so a stale identity is looked up by
+/// a task of the subscriber's own, and its events are held back, in order, until that is done
+/// (at most `holdLimit` of them: past that the subscriber has fallen behind).
 private final class StreamedEvents: EventSink {
     let stream: VarlinkReplyStream
     let identity: FollowedIdentity

@@ -20,8 +20,9 @@ extension VarlinkConnectionHandler {
     /// Hard: the connection closes now, dropping what the peer has not read, and the call it
     /// was answering is cancelled.
     func stopping(_ stop: OpenConnections.Stop, context: ChannelHandlerContext) {
-        // The server sends each stop once and never weakens one; one that is no news changes
-        // nothing here either.
+        // The server sends each stop once and never weakens one, but a graceful and a hard stop
+        // sent from two threads can reach the loop in either order: the later graceful one is
+        // no news and changes nothing.
         guard self.stop == nil || (self.stop == .graceful && stop == .hard) else { return }
         self.stop = stop
         switch stop {

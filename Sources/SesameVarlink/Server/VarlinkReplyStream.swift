@@ -240,12 +240,24 @@ struct InProcessReplies: Sendable {
     let isReading: @Sendable () -> Bool
 }
 
-/// The replies handed to one event loop's streams and not yet written: the first one handed
-/// over schedules a turn on the loop, which writes all there are by then, each connection
-/// flushed after its last; those handed over meanwhile only join the list.
-private final class ReplyBatch: Sendable {
+/// The replies handed to one event loop's streams and not yet written, in the order they were
+/// handed over: the first one schedules a turn on the loop, which writes at most
+/// `repliesPerTurn` of them, each connection flushed after its last, and schedules the next turn
+/// if more are left; those handed over meanwhile join the end of the line. So an event written to
+/// ten thousand subscribers leaves room on the loop between turns: the reply to the call that
+/// caused it, and whatever else the loop has to do, wait one turn, not the whole fan-out.
+final class ReplyBatch: Sendable {
+    /// Replies written per turn on the loop: a few hundred microseconds of writing.
+    static let repliesPerTurn = 128
+
+    private struct Pending {
+        var replies = CircularBuffer<(VarlinkReplyStream, ByteBuffer)>()
+        /// Whether a turn is scheduled: while one is, only it writes, so the order holds.
+        var scheduled = false
+    }
+
     private let loop: any EventLoop
-    private let pending = NIOLockedValueBox<[(VarlinkReplyStream, ByteBuffer)]>([])
+    private let pending = NIOLockedValueBox(Pending())
 
     private init(loop: any EventLoop) {
         self.loop = loop
@@ -265,18 +277,24 @@ private final class ReplyBatch: Sendable {
     }
 
     func add(_ frame: ByteBuffer, to stream: VarlinkReplyStream) {
-        let first = pending.withLockedValue { pending in
-            pending.append((stream, frame))
-            return pending.count == 1
+        let schedule = pending.withLockedValue { pending in
+            pending.replies.append((stream, frame))
+            guard !pending.scheduled else { return false }
+            pending.scheduled = true
+            return true
         }
-        if first { loop.execute { self.write() } }
+        if schedule { loop.execute { self.writeTurn() } }
     }
 
-    private func write() {
-        let batch = pending.withLockedValue { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+    private func writeTurn() {
+        let (turn, more) = pending.withLockedValue { pending in
+            let count = min(pending.replies.count, Self.repliesPerTurn)
+            let turn = Array(pending.replies.prefix(count))
+            pending.replies.removeFirst(count)
+            pending.scheduled = !pending.replies.isEmpty
+            return (turn, pending.scheduled)
         }
-        for (stream, frame) in batch { stream.writeOnLoop(frame) }
+        for (stream, frame) in turn { stream.writeOnLoop(frame) }
+        if more { loop.execute { self.writeTurn() } }
     }
 }
