@@ -153,7 +153,7 @@ private final class CollectingSink: EventSink, Sendable {
     }
 }
 
-@Suite struct EventSinkTests {
+@Suite(.timeLimit(.minutes(1))) struct EventSinkTests {
     /// Events queued before the sink is attached come first, then the live ones, each once,
     /// in order; the subscription's filter still applies.
     @Test func anAttachedSinkGetsTheQueuedEventsThenTheLiveOnesInOrder() throws {

@@ -10,7 +10,7 @@ import Testing
 @testable import SesameDaemon
 
 /// io.sesame.Events.Subscribe called in-process: the stream, and the errors it documents.
-@Suite struct EventsHandlerTests {
+@Suite(.timeLimit(.minutes(1))) struct EventsHandlerTests {
     /// Subscribes as `uid`, handing each streamed reply to the returned stream; cancel the task to end it.
     private func subscribe(_ fixture: HandlerFixture, uid: UInt32 = 1000, kinds: [AuthEvent.Kind]? = nil) throws
         -> (AsyncStream<SubscribeReply>, Task<Void, any Error>)
@@ -79,6 +79,7 @@ import Testing
         for subject in ["a", "b", "c", "d", "e"] { _ = try await fixture.imported(subject: subject) }
         // Were every event to get through, nothing would end the subscription: this ends it
         // then, so that the test fails instead of waiting for ever.
+        fixture.engine.registry.waitForDeliveries()
         if events.withLock({ $0 }) == 5 { subscription.cancel() }
         await #expect(throws: VarlinkError(.lagged(queueLimit: 2))) { try await subscription.value }
         #expect(events.withLock { $0 } == 3, "cut off at the third event it did not read")

@@ -60,7 +60,7 @@ private struct EventsAsAnotherUser: VarlinkInterface {
         try #require(await nextAccount() == other.id)
         try #require(await nextAccount() == own.id)
 
-        // Taken out of the group: the next event passed the publisher's check with the groups
+        // Taken out of the group: the next event passed the registry's check with the groups
         // as they were, and is dropped when they have been looked up again, before it is sent.
         reload(memberOfWatchers: false)
         _ = try await fixture.imported(subject: "other-3", as: 1000)

@@ -43,6 +43,42 @@ import Testing
         }
     }
 
+    /// A connection whose replies come faster than a turn writes them is still sent what each
+    /// turn wrote, not only once its last reply is written.
+    @Test func whatATurnWritesIsFlushedByItsEnd() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        let stream = VarlinkReplyStream(
+            channel: channel,
+            limit: .max,
+            errorWhenBehind: VarlinkError("org.example.Behind")
+        )
+        let replies = 2 * ReplyBatch.repliesPerTurn + 1
+        for index in 0..<replies { #expect(stream.send(try VarlinkReply(["first": index]))) }
+        var sentAfterOneTurn = 0
+        loop.execute {
+            while (try? channel.readOutbound(as: ByteBuffer.self)) ?? nil != nil { sentAfterOneTurn += 1 }
+        }
+        loop.run()
+        #expect(sentAfterOneTurn == ReplyBatch.repliesPerTurn)
+    }
+
+    /// Replies handed over faster than the loop writes them count against the stream's limit,
+    /// as replies the peer does not read do: what waits for a loop is bounded.
+    @Test func moreRepliesWaitingForTheLoopThanTheLimitAreFallingBehind() throws {
+        let loop = EmbeddedEventLoop()
+        let stream = VarlinkReplyStream(
+            channel: EmbeddedChannel(loop: loop),
+            limit: 4,
+            errorWhenBehind: VarlinkError("org.example.Behind")
+        )
+        for index in 0..<4 { #expect(stream.send(try VarlinkReply(["first": index]))) }
+        #expect(stream.ending == nil)
+        #expect(stream.send(try VarlinkReply(["first": 4])) == false)
+        #expect(stream.ending == .fellBehind)
+        loop.run()
+    }
+
     private func reply(_ name: String, _ index: Int) -> String {
         #"{"continues":true,"parameters":{"\#(name)":\#(index)}}"#
     }

@@ -92,10 +92,12 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     /// they were handed over (under `state`, so in the order of publishing and attaching), on
     /// a thread of its own rather than the publisher's.
     private let deliveries = DispatchQueue(label: "io.sesame.events.deliveries")
-    /// Deliveries handed to `deliveries` and not yet run.
-    private let pendingDeliveries = Atomic<Int>(0)
-    /// How many deliveries may wait before a publisher waits for them: the back-pressure that
-    /// keeps a storm of changes from piling up events faster than sinks are handed them.
+    /// One for each published event that may wait to be handed to the sinks: the
+    /// back-pressure that keeps a storm of changes from piling events up faster than the sinks
+    /// are handed them. A publisher takes one before it publishes, and waits for one to come
+    /// free when all are taken; the event's delivery gives it back.
+    private let deliverySlots = DispatchSemaphore(value: EventRegistry.pendingDeliveryLimit)
+    /// How many published events may wait to be handed to the sinks before a publisher waits.
     public static var pendingDeliveryLimit: Int { 64 }
     private let encode: @Sendable (AuthEvent) -> Payload
 
@@ -128,35 +130,40 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
     /// Sends `event` to every matching subscriber and keeps it for replay. A subscriber whose
     /// queue is full is removed, and its next read reports `SubscriberLagged`; the attached ones
-    /// (as they are now) are handed it soon after, in order. Waits only while more than
-    /// `pendingDeliveryLimit` deliveries are behind. Returns how many queued subscribers were
-    /// cut off.
+    /// (as they are now) are handed it soon after, in order. Waits only while
+    /// `pendingDeliveryLimit` published events wait to be handed over. Returns how many queued
+    /// subscribers were cut off. Never call it from a sink.
     @discardableResult
     public func publish(_ event: AuthEvent) -> Int {
+        dispatchPrecondition(condition: .notOnQueue(deliveries))
         let payload = encode(event)
-        let lagged = state.withLock { state in
+        deliverySlots.wait()
+        return state.withLock { state in
             state.remember(event, payload, limit: historyLimit)
             let attached = state.attached
-            if !attached.isEmpty { handOver { self.deliver(event, payload, to: attached) } }
+            if attached.isEmpty {
+                deliverySlots.signal()
+            } else {
+                handOver {
+                    self.deliver(event, payload, to: attached)
+                    self.deliverySlots.signal()
+                }
+            }
             return state.queue(event, payload)
         }
-        if pendingDeliveries.load(ordering: .relaxed) > Self.pendingDeliveryLimit { waitForDeliveries() }
-        return lagged
     }
 
-    /// Returns once every event published so far has been handed to the attached sinks.
+    /// Returns once every event published so far has been handed to the attached sinks. Never
+    /// call it from a sink.
     public func waitForDeliveries() {
+        dispatchPrecondition(condition: .notOnQueue(deliveries))
         deliveries.sync {}
     }
 
     /// Queues one delivery behind those handed over before it; called under `state`, which
     /// orders deliveries as the changes that made them.
     private func handOver(_ delivery: @escaping @Sendable () -> Void) {
-        pendingDeliveries.add(1, ordering: .relaxed)
-        deliveries.async {
-            delivery()
-            self.pendingDeliveries.subtract(1, ordering: .relaxed)
-        }
+        deliveries.async(execute: delivery)
     }
 
     /// Hands one event to the sinks of `attached` its filter matches; those that are gone leave.
@@ -196,6 +203,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         }
     }
 
+    /// Unregisters subscriber `id`, queued or attached; nothing if it is gone already.
     func remove(_ id: UInt64) {
         state.withLock { $0.remove(id) }
     }

@@ -1,10 +1,13 @@
 import Synchronization
 
-/// Takes a subscriber's events as they are published, instead of its queue: for a subscriber
-/// that can pass each one on without waiting (to its connection's event loop), so no task has
-/// to wake for every event. Events arrive in order, one at a time, on the registry's delivery
-/// thread, shortly after they are published. A class, so that the
-/// registry keeps a 16-byte class existential for every subscriber, not a 40-byte one.
+/// Takes a subscriber's events directly, instead of its queue: for a subscriber that can pass
+/// each one on without waiting (to its connection's event loop), so no task has to wake for
+/// every event. Events arrive in order, one at a time, on the registry's delivery thread, soon
+/// after they are published. A delivery is planned when its event is published, so a sink may
+/// still be handed a few events after it returned false or its subscription was cancelled, and
+/// must refuse them itself. It must never wait for the engine or for a task: a publisher may be
+/// waiting for it. A class, so that the registry keeps a 16-byte class existential for every
+/// subscriber, not a 40-byte one.
 public protocol EventSink<Payload>: AnyObject, Sendable {
     /// What an event is, as published.
     associatedtype Payload: Sendable
@@ -16,6 +19,7 @@ public protocol EventSink<Payload>: AnyObject, Sendable {
 /// A live subscription: read it as an async sequence of encoded events. Cancelling it, dropping
 /// it, or cancelling the task that reads it unsubscribes; there is no remove call to forget.
 public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
+    /// An encoded event.
     public typealias Element = Payload
 
     private let queue: SubscriberQueue<Payload>
@@ -68,11 +72,13 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let subscription: Subscription<Payload>
 
+        /// The subscription's next event, as `Subscription.next()`.
         public mutating func next() async throws -> Payload? {
             try await subscription.next()
         }
     }
 
+    /// An iterator over the subscription's events.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(subscription: self)
     }

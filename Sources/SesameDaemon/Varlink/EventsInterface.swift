@@ -151,7 +151,7 @@ struct EventsInterface: VarlinkInterface {
     }
 
     /// Leaves the subscription's live events to the call's reply stream: each is handed to the
-    /// stream as it is published, with no task waiting for it, on a connection and in process
+    /// stream by the registry's delivery thread, with no task waiting for it, on a connection and in process
     /// alike. When the stream ends, the subscription is cancelled and its per-user slot released.
     private func handOff(
         _ subscription: Subscription<EventReply.Encoded>,

@@ -8,8 +8,8 @@ import Synchronization
 /// many peers (an event to every subscriber), where a task woken and a hop to the loop per
 /// reply cost more than the write. Its handler returns `VarlinkAnswer.continuing(on:)` and the
 /// call goes on with no task until the stream ends: the peer hangs up, the server stops, or
-/// the peer reads nothing while more than `limit` replies pile up behind its socket, which
-/// ends the call with `errorWhenBehind`. A handler that takes a stream must return it so (or
+/// the peer reads nothing while more than `limit` replies pile up behind its socket (or more
+/// than `limit` wait for the loop to write them), which ends the call with `errorWhenBehind`. A handler that takes a stream must return it so (or
 /// `cancel` it): only then does the connection's handler know of it, and end it when the
 /// channel closes. Every idle subscriber keeps one, so it holds no more than it must:
 /// no callback on the channel's close, and its end reaches the connection's handler through
@@ -115,14 +115,25 @@ public final class VarlinkReplyStream: Sendable {
     /// the caller); false once the stream has ended.
     public func send(_ reply: VarlinkReply) -> Bool {
         guard case .connection(_, let batch) = target else { return sendInProcess(reply) }
-        let open = state.withLock { state in
-            guard state.ending == nil else { return false }
+        enum Handing { case ended, queued, tooMany }
+        let handing = state.withLock { state -> Handing in
+            guard state.ending == nil else { return .ended }
+            // More than `limit` replies waiting for the loop to write them is falling behind
+            // too: replies may come faster than the loop writes them, and nothing else bounds
+            // how many wait.
+            guard state.queued < limit else { return .tooMany }
             state.queued += 1
+            return .queued
+        }
+        switch handing {
+        case .ended: return false
+        case .tooMany:
+            end(.fellBehind)
+            return false
+        case .queued:
+            batch.add(reply.frame(continues: true), to: self)
             return true
         }
-        guard open else { return false }
-        batch.add(reply.frame(continues: true), to: self)
-        return true
     }
 
     /// Hands `reply` to the in-process caller; a caller that is not reading counts as a peer
@@ -158,9 +169,11 @@ public final class VarlinkReplyStream: Sendable {
 
     /// Writes one frame, on the connection's loop (`ReplyBatch`), flushing after the last one
     /// queued: one pass through the pipeline for a connection with one reply in the batch.
-    fileprivate func writeOnLoop(_ frame: ByteBuffer) {
+    /// True when it wrote and left the write unflushed, for the batch to flush at the end of
+    /// its turn: more replies are queued, but a later turn will write them.
+    func writeOnLoop(_ frame: ByteBuffer) -> Bool {
         // Only a connection's batch calls this.
-        guard let channel else { return }
+        guard let channel else { return false }
         let writable = channel.isWritable
         let (write, last, fellBehind) = state.withLock { state -> (Bool, Bool, Bool) in
             state.queued -= 1
@@ -178,7 +191,7 @@ public final class VarlinkReplyStream: Sendable {
             case (false, true): channel.flush()
             case (false, false): break
             }
-            return
+            return write && !last
         }
         switch (write, last) {
         case (true, true): entry.writeAndFlush(NIOAny(frame), promise: nil)
@@ -187,6 +200,12 @@ public final class VarlinkReplyStream: Sendable {
         case (false, true): entry.flush()
         case (false, false): break
         }
+        return write && !last
+    }
+
+    /// Flushes what `writeOnLoop` left unflushed, on the connection's loop.
+    func flushOnLoop() {
+        if let entry { entry.flush() } else { channel?.flush() }
     }
 
     /// Replies are written from `context` on: the connection's handler took the stream over.
@@ -238,63 +257,4 @@ struct InProcessReplies: Sendable {
     let send: @Sendable (VarlinkReply) throws -> Void
     /// Whether the caller keeps up, asked after each reply.
     let isReading: @Sendable () -> Bool
-}
-
-/// The replies handed to one event loop's streams and not yet written, in the order they were
-/// handed over: the first one schedules a turn on the loop, which writes at most
-/// `repliesPerTurn` of them, each connection flushed after its last, and schedules the next turn
-/// if more are left; those handed over meanwhile join the end of the line. So an event written to
-/// ten thousand subscribers leaves room on the loop between turns: the reply to the call that
-/// caused it, and whatever else the loop has to do, wait one turn, not the whole fan-out.
-final class ReplyBatch: Sendable {
-    /// Replies written per turn on the loop: a few hundred microseconds of writing.
-    static let repliesPerTurn = 128
-
-    private struct Pending {
-        var replies = CircularBuffer<(VarlinkReplyStream, ByteBuffer)>()
-        /// Whether a turn is scheduled: while one is, only it writes, so the order holds.
-        var scheduled = false
-    }
-
-    private let loop: any EventLoop
-    private let pending = NIOLockedValueBox(Pending())
-
-    private init(loop: any EventLoop) {
-        self.loop = loop
-    }
-
-    private static let batches = NIOLockedValueBox<[ObjectIdentifier: ReplyBatch]>([:])
-
-    /// The batch of `loop`, one per loop for the life of the process (loops are few and fixed).
-    static func forLoop(_ loop: any EventLoop) -> ReplyBatch {
-        batches.withLockedValue { batches in
-            let key = ObjectIdentifier(loop as AnyObject)
-            if let batch = batches[key] { return batch }
-            let batch = ReplyBatch(loop: loop)
-            batches[key] = batch
-            return batch
-        }
-    }
-
-    func add(_ frame: ByteBuffer, to stream: VarlinkReplyStream) {
-        let schedule = pending.withLockedValue { pending in
-            pending.replies.append((stream, frame))
-            guard !pending.scheduled else { return false }
-            pending.scheduled = true
-            return true
-        }
-        if schedule { loop.execute { self.writeTurn() } }
-    }
-
-    private func writeTurn() {
-        let (turn, more) = pending.withLockedValue { pending in
-            let count = min(pending.replies.count, Self.repliesPerTurn)
-            let turn = Array(pending.replies.prefix(count))
-            pending.replies.removeFirst(count)
-            pending.scheduled = !pending.replies.isEmpty
-            return (turn, pending.scheduled)
-        }
-        for (stream, frame) in turn { stream.writeOnLoop(frame) }
-        if more { loop.execute { self.writeTurn() } }
-    }
 }

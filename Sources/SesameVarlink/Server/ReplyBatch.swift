@@ -1,0 +1,71 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The replies handed to one event loop's streams and not yet written, in the order they were
+/// handed over: the first one schedules a turn on the loop, which writes at most
+/// `repliesPerTurn` of them, each connection flushed after its last, and schedules the next turn
+/// if more are left; those handed over meanwhile join the end of the line. So an event written to
+/// ten thousand subscribers leaves room between turns for the loop's other tasks: the reply to
+/// the call that caused it waits one turn, not the whole fan-out. (Reading waits for the whole
+/// line, as the loop runs all its tasks before it looks at its sockets again.) Whatever a turn
+/// wrote is flushed by its end, so a connection whose replies keep coming is still sent them.
+final class ReplyBatch: Sendable {
+    /// Replies written per turn on the loop: a few hundred microseconds of writing.
+    static let repliesPerTurn = 128
+
+    private struct Pending {
+        var replies = CircularBuffer<(VarlinkReplyStream, ByteBuffer)>()
+        /// Whether a turn is scheduled: while one is, only it writes, so the order holds.
+        var scheduled = false
+    }
+
+    private let loop: any EventLoop
+    private let pending = NIOLockedValueBox(Pending())
+
+    private init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    private static let batches = NIOLockedValueBox<[ObjectIdentifier: ReplyBatch]>([:])
+
+    /// The batch of `loop`, one per loop for the life of the process (loops are few and fixed).
+    static func forLoop(_ loop: any EventLoop) -> ReplyBatch {
+        batches.withLockedValue { batches in
+            let key = ObjectIdentifier(loop as AnyObject)
+            if let batch = batches[key] { return batch }
+            let batch = ReplyBatch(loop: loop)
+            batches[key] = batch
+            return batch
+        }
+    }
+
+    /// Queues `frame` for `stream`, behind everything handed over before it, and schedules a
+    /// turn on the loop if none is scheduled.
+    func add(_ frame: ByteBuffer, to stream: VarlinkReplyStream) {
+        let schedule = pending.withLockedValue { pending in
+            pending.replies.append((stream, frame))
+            guard !pending.scheduled else { return false }
+            pending.scheduled = true
+            return true
+        }
+        if schedule { loop.execute { self.writeTurn() } }
+    }
+
+    /// Writes the next `repliesPerTurn` replies, flushes what they left unflushed, and
+    /// schedules the next turn if more are queued.
+    private func writeTurn() {
+        let (turn, more) = pending.withLockedValue { pending in
+            let count = min(pending.replies.count, Self.repliesPerTurn)
+            let turn = Array(pending.replies.prefix(count))
+            pending.replies.removeFirst(count)
+            pending.scheduled = !pending.replies.isEmpty
+            return (turn, pending.scheduled)
+        }
+        var unflushed: [ObjectIdentifier: VarlinkReplyStream] = [:]
+        for (stream, frame) in turn where stream.writeOnLoop(frame) {
+            unflushed[ObjectIdentifier(stream)] = stream
+        }
+        for stream in unflushed.values { stream.flushOnLoop() }
+        if more { loop.execute { self.writeTurn() } }
+    }
+}
