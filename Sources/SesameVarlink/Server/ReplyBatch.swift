@@ -7,8 +7,8 @@ import NIOCore
 /// if more are left; those handed over meanwhile join the end of the line. So an event written to
 /// ten thousand subscribers leaves room between turns for the loop's other tasks: the reply to
 /// the call that caused it waits one turn, not the whole fan-out. (Reading waits for the whole
-/// line, as the loop runs all its tasks before it looks at its sockets again.) Whatever a turn
-/// wrote is flushed by its end, so a connection whose replies keep coming is still sent them.
+/// line, as the loop runs all its tasks before it looks at its sockets again.) A connection whose
+/// replies keep coming is flushed every `VarlinkReplyStream.flushAtLeastEvery` replies.
 final class ReplyBatch: Sendable {
     /// Replies written per turn on the loop: a few hundred microseconds of writing.
     static let repliesPerTurn = 128
@@ -51,8 +51,8 @@ final class ReplyBatch: Sendable {
         if schedule { loop.execute { self.writeTurn() } }
     }
 
-    /// Writes the next `repliesPerTurn` replies, flushes what they left unflushed, and
-    /// schedules the next turn if more are queued.
+    /// Writes the next `repliesPerTurn` replies, and schedules the next turn if more are
+    /// queued.
     private func writeTurn() {
         let (turn, more) = pending.withLockedValue { pending in
             let count = min(pending.replies.count, Self.repliesPerTurn)
@@ -61,11 +61,7 @@ final class ReplyBatch: Sendable {
             pending.scheduled = !pending.replies.isEmpty
             return (turn, pending.scheduled)
         }
-        var unflushed: [ObjectIdentifier: VarlinkReplyStream] = [:]
-        for (stream, frame) in turn where stream.writeOnLoop(frame) {
-            unflushed[ObjectIdentifier(stream)] = stream
-        }
-        for stream in unflushed.values { stream.flushOnLoop() }
+        for (stream, frame) in turn { stream.writeOnLoop(frame) }
         if more { loop.execute { self.writeTurn() } }
     }
 }

@@ -43,7 +43,14 @@ public final class VarlinkReplyStream: Sendable {
         var behind = 0
         /// Replies handed to the batch and not yet written: the last of them is flushed.
         var queued = 0
+        /// Replies written and not yet flushed, while more are queued. Touched on the loop only.
+        var unflushed = 0
     }
+
+    /// How many replies are written at most before a flush, when more keep coming: a burst
+    /// of events goes out in few writes, and a connection whose replies never stop coming is
+    /// still sent them.
+    static let flushAtLeastEvery = 16
 
     /// Where the replies go: a connection's channel, written by its loop's batch, or an
     /// in-process caller, which is handed each at once and says whether it is keeping up.
@@ -168,19 +175,21 @@ public final class VarlinkReplyStream: Sendable {
     }
 
     /// Writes one frame, on the connection's loop (`ReplyBatch`), flushing after the last one
-    /// queued: one pass through the pipeline for a connection with one reply in the batch.
-    /// True when it wrote and left the write unflushed, for the batch to flush at the end of
-    /// its turn: more replies are queued, but a later turn will write them.
-    func writeOnLoop(_ frame: ByteBuffer) -> Bool {
+    /// queued (or `flushAtLeastEvery`): one pass through the pipeline for a connection with
+    /// one reply in the batch.
+    func writeOnLoop(_ frame: ByteBuffer) {
         // Only a connection's batch calls this.
-        guard let channel else { return false }
+        guard let channel else { return }
         let writable = channel.isWritable
         let (write, last, fellBehind) = state.withLock { state -> (Bool, Bool, Bool) in
             state.queued -= 1
             guard state.ending == nil else { return (false, state.queued == 0, false) }
             state.behind = writable ? 0 : state.behind + 1
             let fellBehind = state.behind > limit
-            return (!fellBehind, state.queued == 0 || fellBehind, fellBehind)
+            state.unflushed += 1
+            let last = state.queued == 0 || fellBehind || state.unflushed >= Self.flushAtLeastEvery
+            if last { state.unflushed = 0 }
+            return (!fellBehind, last, fellBehind)
         }
         if fellBehind { end(.fellBehind) }
         guard let entry else {
@@ -191,7 +200,7 @@ public final class VarlinkReplyStream: Sendable {
             case (false, true): channel.flush()
             case (false, false): break
             }
-            return write && !last
+            return
         }
         switch (write, last) {
         case (true, true): entry.writeAndFlush(NIOAny(frame), promise: nil)
@@ -200,12 +209,6 @@ public final class VarlinkReplyStream: Sendable {
         case (false, true): entry.flush()
         case (false, false): break
         }
-        return write && !last
-    }
-
-    /// Flushes what `writeOnLoop` left unflushed, on the connection's loop.
-    func flushOnLoop() {
-        if let entry { entry.flush() } else { channel?.flush() }
     }
 
     /// Replies are written from `context` on: the connection's handler took the stream over.
