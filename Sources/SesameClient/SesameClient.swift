@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameOneShot
 import SesameProtocol
 import SesameVarlink
 
@@ -33,15 +34,10 @@ public struct SesameClient: Sendable {
 
     /// Where sesamed listens: `$SESAME_SOCKET`; else, for a user other than root whose own
     /// (per-user) daemon is running, `$XDG_RUNTIME_DIR/sesame/io.sesame`; else the system daemon's
-    /// `/run/sesame/io.sesame`.
+    /// `/run/sesame/io.sesame` (`SocketPaths.forClients`, which sesamectl's token shortcut shares).
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
     {
-        if let explicit = environment["SESAME_SOCKET"], !explicit.isEmpty { return explicit }
-        if getuid() != 0, let runtime = environment["XDG_RUNTIME_DIR"] {
-            let user = SocketPaths.user(xdgRuntimeDirectory: runtime)
-            if FileManager.default.fileExists(atPath: user) { return user }
-        }
-        return SocketPaths.system
+        SocketPaths.forClients(environment: environment)
     }
 
     /// What the daemon says about itself and the interfaces it serves.

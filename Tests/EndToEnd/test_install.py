@@ -39,7 +39,7 @@ def files_under(root: Path) -> set[str]:
 
 EXPECTED = {
     "/usr/local/bin/sesamed", "/usr/local/bin/sesamectl", "/usr/local/bin/git-credential-sesame",
-    "/usr/local/bin/docker-credential-sesame",
+    "/usr/local/bin/docker-credential-sesame", "/usr/local/libexec/sesame/sesamectl-commands",
     "/usr/local/lib/systemd/system/sesamed.service", "/usr/local/lib/systemd/system/sesamed.socket",
     "/usr/local/lib/systemd/user/sesamed.service", "/usr/local/lib/systemd/user/sesamed.socket",
     "/usr/local/lib/sysusers.d/sesame.conf", "/usr/local/lib/tmpfiles.d/sesame.conf",
@@ -200,7 +200,7 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
     listing = run("dpkg-deb", "--contents", deb).stdout
     paths = {line.split()[-1].removeprefix(".") for line in listing.splitlines()}
     for path in ("/usr/bin/sesamed", "/usr/bin/sesamectl", "/usr/bin/git-credential-sesame",
-                 "/usr/bin/docker-credential-sesame",
+                 "/usr/bin/docker-credential-sesame", "/usr/libexec/sesame/sesamectl-commands",
                  "/usr/lib/systemd/system/sesamed.service",
                  "/usr/lib/systemd/system/sesamed.socket", "/usr/lib/systemd/user/sesamed.service",
                  "/usr/lib/sysusers.d/sesame.conf", "/usr/lib/tmpfiles.d/sesame.conf", "/etc/sesame/sesamed.toml",

@@ -59,7 +59,9 @@ def complete(words: list[str], env: dict) -> list[str]:
 def test_bash_completes_subcommands_and_the_daemons_account_ids(daemon, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shutil.copy(SESAMECTL, bin_dir / "sesamectl")  # the completion runs `sesamectl` from PATH
+    # The completion runs `sesamectl` from PATH, which runs sesamectl-commands beside it.
+    for program in ("sesamectl", "sesamectl-commands"):
+        shutil.copy(SESAMECTL.parent / program, bin_dir / program)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SESAME_SOCKET": str(daemon.socket_path)}
     assert {"exec", "status", "token", "providers"} <= set(complete(["sesamectl"], env))
     alice = import_tokens(daemon, access_token="AT-complete-1", expires_in=3600)["id"]

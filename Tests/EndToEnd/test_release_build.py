@@ -84,7 +84,7 @@ def test_the_reproducer_shows_the_toolchain_fault():
 # The modules sesamectl and sesamed are made of: each imports FoundationEssentials, never
 # Foundation, whose internationalization part links ICU and its data into a static binary
 # (sesamectl was 62 MB stripped with it, 19 MB without; sesamed 77 MB and 34 MB).
-SHIPPED_MODULES = ("sesamectl", "SesameClient", "SesameProtocol", "SesameCore", "SesameVarlink",
+SHIPPED_MODULES = ("sesamectl", "sesamectl-commands", "SesameOneShot", "SesameClient", "SesameProtocol", "SesameCore", "SesameVarlink",
                    "sesamed", "SesameDaemon", "SesameProviders", "SesameStore")
 
 
@@ -93,7 +93,7 @@ def test_the_shipped_programs_are_made_of_modules_without_foundations_icu():
              for path in sorted((REPO / "Sources" / module).rglob("*.swift"))
              if re.search(r"^\s*(?:@\w+\s+)?(?:public |internal |package )?import Foundation\s*$", path.read_text(), re.M)]
     assert not found, f"import FoundationEssentials instead of Foundation in: {found}"
-    for program in ("sesamectl", "sesamed"):
+    for program in ("sesamectl", "sesamectl-commands", "sesamed"):
         symbols = subprocess.run(["nm", str(bin_dir() / program)], capture_output=True, text=True, check=True).stdout
         assert "FoundationInternationalization" not in symbols and "_FoundationICU" not in symbols \
             and "icudt" not in symbols, f"{program} links Foundation's internationalization (ICU)"

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOCore
+import SesameOneShot
 import Testing
 
 @testable import SesameVarlink
@@ -19,9 +20,9 @@ import Testing
             guard socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0, &pair) == 0 else { exit(2) }
             close(pair[1])
             do {
-                try VarlinkOneShot.send(ByteBuffer(string: "{}\0"), to: pair[0])
+                try OneShotExchange.send(Array("{}\0".utf8), to: pair[0])
                 exit(3)
-            } catch VarlinkClientError.connectionClosed {
+            } catch OneShotFailure.connectionClosed {
                 exit(0)
             } catch {
                 exit(4)

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import sesamectl
+@testable import sesamectl_commands
 
 /// The pages a browser login ends on: everything quoted is escaped, and each page is whole.
 struct BrowserPageTests {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Testing
 
-@testable import sesamectl
+@testable import sesamectl_commands
 
 /// Every command names itself, so that starting sesamectl never derives a name from a type.
 struct CommandNameTests {

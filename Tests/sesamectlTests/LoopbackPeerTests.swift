@@ -1,6 +1,6 @@
 import Testing
 
-@testable import sesamectl
+@testable import sesamectl_commands
 
 /// Reading whose socket is at the other end of a loopback connection out of the kernel's tables.
 struct LoopbackPeerTests {

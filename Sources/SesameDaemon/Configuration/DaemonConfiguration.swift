@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import SesameOneShot
 import SesameProtocol
 import SesameStore
 

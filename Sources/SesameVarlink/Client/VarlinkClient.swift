@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import SesameOneShot
 
 /// Why a client call did not get a reply.
 public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -60,7 +61,7 @@ public actor VarlinkClient {
     }
 
     /// How long `connect` waits for room while the server's listen queue is full.
-    public static let busyPatience: Duration = .seconds(5)
+    public static let busyPatience = QueuedConnect.busyPatience
 
     /// Connects to the Varlink service listening at `path`. A full listen queue (a Unix socket's
     /// connect fails with EAGAIN then) means a busy server, not a missing one: the client then
@@ -96,7 +97,11 @@ public actor VarlinkClient {
             return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
         } catch let error as IOError where error.errnoCode == EAGAIN {
             let descriptor = try await NIOThreadPool.singleton.runIfActive {
-                try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
+                do throws(ConnectFailure) {
+                    return try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
+                } catch {
+                    throw IOError(errnoCode: error.code, reason: error.step)
+                }
             }
             return try await bootstrap.withConnectedSocket(descriptor, channelInitializer: initializer)
         }

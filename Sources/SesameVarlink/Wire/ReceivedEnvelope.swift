@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameOneShot
 
 /// A call's envelope as received — `{"method": …, "parameters": {…}, "more": …, "oneway": …,
 /// "upgrade": …}` — read from the members `JSONShape` found, without a JSON decoder: the

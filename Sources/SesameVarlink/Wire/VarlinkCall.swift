@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NIOCore
+import SesameOneShot
 
 /// One method call as received from a peer: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
 public struct VarlinkCall: Sendable {
@@ -151,14 +152,6 @@ public struct VarlinkCall: Sendable {
 }
 
 extension VarlinkCall {
-    private struct Envelope: Codable {
-        var method: String
-        var parameters: JSONValue?
-        var more: Bool?
-        var oneway: Bool?
-        var upgrade: Bool?
-    }
-
     /// How deep arrays and objects may nest in a call; Sesame's own calls need 4.
     public static let maximumNesting = 64
 
@@ -188,15 +181,13 @@ extension VarlinkCall {
 
     /// The wire form of this call, NUL terminator included.
     public func frame() throws -> ByteBuffer {
-        let envelope = Envelope(
+        let envelope = CallEnvelope<JSONValue>(
             method: method,
             parameters: parameters.isEmpty ? nil : .object(parameters),
             more: more ? true : nil,
             oneway: oneway ? true : nil
         )
-        var buffer = ByteBuffer(bytes: try JSONCoding.encode(envelope))
-        buffer.writeInteger(UInt8(0))
-        return buffer
+        return ByteBuffer(bytes: try envelope.frame())
     }
 
     /// Varlink method names are `reverse.domain.Interface.Method`: at least two dots-separated

@@ -45,6 +45,7 @@ struct ClientRuns {
             [
                 (.daemon, .sesame, tools.sesamed), (.daemon, .floor, tools.floor), (.daemon, .dbus, tools.dbusDaemon),
                 (.client, .sesame, tools.sesamectl), (.client, .dbus, "/usr/bin/dbus-send"),
+                (.clientCommands, .sesame, tools.sesamectl + "-commands"),
             ] + (cClient.map { [(.client, .floor, $0)] } ?? [])
         for (program, system, path) in programs where FileManager.default.fileExists(atPath: path) {
             let stripped = directory + "/stripped-\(program)-\(system.rawValue)"

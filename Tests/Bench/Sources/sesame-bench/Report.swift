@@ -93,9 +93,11 @@ struct Report {
               round (median), asking the sesamed above for its account's token; its floor column is a
               plain C program making the same call on the same sesamed and printing the reply
               (scripts/lib/oneshot-client.c, built by the system's C compiler with nothing else linked).
-              `--version` is sesamectl's start-up and exit alone.
+              `--version` is sesamectl handing the command line to sesamectl-commands (exec), and
+              that program's start-up and exit.
             - **Stripped sizes**: each program as scripts/package ships it (`strip`): sesamed beside the
-              floor server and dbus-daemon; sesamectl beside the C one-shot client and dbus-send.
+              floor server and dbus-daemon; sesamectl beside the C one-shot client and dbus-send; and
+              sesamectl-commands, which sesamectl runs in its place for every command but `token`.
             - **Events**: \(subscriberProcesses) subscriber processes (one per core: more made the floor
               slower), epoll over their connections; one event
               at a time (\(settings.events) per round, median), timed from just before the trigger is written to

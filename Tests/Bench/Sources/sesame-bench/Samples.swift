@@ -51,6 +51,8 @@ enum Program: Hashable {
     case daemon
     /// The command-line client: sesamectl, the C client, dbus-send.
     case client
+    /// The program sesamectl runs in its place for every command but `token`: sesamectl-commands.
+    case clientCommands
 }
 
 /// Every value measured in a run: per metric and system, one value per round.

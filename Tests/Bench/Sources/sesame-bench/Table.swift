@@ -83,6 +83,12 @@ struct Row {
             ),
             Row("stripped size, daemon", .strippedSize(.daemon), .megabytes, Target(atMost: 30e6, text: "≤ 30 MB")),
             Row("stripped size, client", .strippedSize(.client), .megabytes, Target(atMost: 12e6, text: "≤ 12 MB")),
+            Row(
+                "stripped size, sesamectl-commands (every other command)",
+                .strippedSize(.clientCommands),
+                .megabytes,
+                nil
+            ),
             Row("exec → READY=1", .ready, .milliseconds, Target(atMost: 10, text: "≤ 10 ms")),
             Row("idle RSS", .idleRSS, .megabytes, Target(atMost: 10e6, text: "≤ 10 MB")),
         ]

@@ -1,25 +1,16 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
-/// Writes one line to standard error.
-func printError(_ line: String) {
-    Output.write(line + "\n", to: STDERR_FILENO)
-}
-
-/// Writes one line to standard output at once (unbuffered), so pipes see each line as it happens.
-func printLine(_ line: String) {
-    Output.write(line + "\n", to: STDOUT_FILENO)
-}
-
-/// sesamectl's only way to standard output and standard error: write(2) until every byte is out.
-/// When the reader has gone away (`sesamectl watch | head`), sesamectl ends the way `yes | head`
-/// ends `yes`: killed by SIGPIPE, status 141 in the shell, nothing printed.
-enum Output {
-    /// Writes all of `text` to `descriptor`, retrying after signals and short writes.
-    static func write(_ text: String, to descriptor: Int32) {
+/// sesamectl's only way to standard output and standard error (both of its programs'):
+/// write(2) until every byte is out. When the reader has gone away (`sesamectl watch | head`),
+/// sesamectl ends the way `yes | head` ends `yes`: killed by SIGPIPE, status 141 in the shell,
+/// nothing printed.
+public enum Output {
+    /// Writes all of `text` to `descriptor`, retrying after signals and short writes; false when
+    /// the rest could not be written.
+    @discardableResult
+    public static func write(_ text: String, to descriptor: Int32) -> Bool {
         Array(text.utf8).withUnsafeBytes { buffer in
-            guard let start = buffer.baseAddress else { return }
+            guard let start = buffer.baseAddress else { return true }
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(descriptor, start + offset, buffer.count - offset)
@@ -33,9 +24,10 @@ enum Output {
                 case EPIPE: endOnClosedPipe()
                 // Anything else (a full disk, EIO, a zero-byte write): the output is lost either
                 // way, and retrying could spin; give it up rather than crash or hang.
-                default: return
+                default: return false
                 }
             }
+            return true
         }
     }
 

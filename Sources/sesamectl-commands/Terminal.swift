@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameOneShot
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import SesameOneShot
 import Synchronization
 
 #if canImport(Glibc)

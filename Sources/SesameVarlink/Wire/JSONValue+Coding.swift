@@ -1,24 +1,5 @@
 import FoundationEssentials
-
-/// The JSON coders every message on the wire goes through, so encoding choices live in one place.
-enum JSONCoding {
-    static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-
-    static func encode(_ value: some Encodable) throws -> Data {
-        try encoder().encode(value)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(type, from: data)
-    }
-}
+import SesameOneShot
 
 extension JSONValue {
     /// Compact JSON text of this value, for messages and logs.

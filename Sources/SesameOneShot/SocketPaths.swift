@@ -1,3 +1,6 @@
+import FoundationEssentials
+import Glibc
+
 /// Where sesamed listens by default, written once for the daemon and its clients.
 public enum SocketPaths {
     /// The socket's file name inside its runtime directory.
@@ -15,5 +18,17 @@ public enum SocketPaths {
     /// A user's daemon's socket under their `$XDG_RUNTIME_DIR`.
     public static func user(xdgRuntimeDirectory: String) -> String {
         userRuntimeDirectory(xdgRuntimeDirectory: xdgRuntimeDirectory) + "/" + socketName
+    }
+
+    /// Where a client finds sesamed: `$SESAME_SOCKET`; else, for a user other than root whose own
+    /// (per-user) daemon is running, `$XDG_RUNTIME_DIR/sesame/io.sesame`; else the system daemon's
+    /// `/run/sesame/io.sesame`.
+    public static func forClients(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit = environment["SESAME_SOCKET"], !explicit.isEmpty { return explicit }
+        if getuid() != 0, let runtime = environment["XDG_RUNTIME_DIR"] {
+            let user = user(xdgRuntimeDirectory: runtime)
+            if access(user, F_OK) == 0 { return user }
+        }
+        return system
     }
 }

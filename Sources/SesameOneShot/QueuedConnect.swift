@@ -1,5 +1,4 @@
 import Glibc
-import NIOCore
 
 /// A connect to a Unix stream socket that waits in the kernel for room in the listener's queue
 /// of connections not yet accepted, instead of polling it.
@@ -10,27 +9,33 @@ import NIOCore
 /// without room. A blocking connect sleeps on the listener's wait queue and is woken by every
 /// accept (Linux `unix_stream_connect`, `unix_wait_for_peer`), so it tries each time room
 /// appears, without spinning. `SO_SNDTIMEO` bounds the wait.
-enum QueuedConnect {
+public enum QueuedConnect {
+    /// How long a client waits for room while the server's listen queue is full, before it
+    /// reports the server as busy.
+    public static let busyPatience: Duration = .seconds(5)
+
     /// Connects to the socket at `path`, waiting at most `patience` for room in its queue; returns
-    /// the connected descriptor, or throws the failure as an `IOError` (EAGAIN: still no room),
-    /// as NIO's own connect does. Blocks the calling thread, so it belongs on a thread pool, not
-    /// on a task's executor.
-    static func connectWaiting(unixSocketPath path: String, patience: Duration) throws -> CInt {
+    /// the connected descriptor, or throws the failing step and its errno (EAGAIN: still no room).
+    /// Blocks the calling thread, so it belongs on a thread pool, not on a task's executor.
+    public static func connectWaiting(
+        unixSocketPath path: String,
+        patience: Duration = busyPatience
+    ) throws(ConnectFailure) -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let pathBytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else { throw IOError(errnoCode: ENAMETOOLONG, reason: "connect") }
+        guard pathBytes.count < capacity else { throw ConnectFailure(code: ENAMETOOLONG, step: "connect") }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
 
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        guard descriptor >= 0 else { throw ConnectFailure(code: errno, step: "socket") }
         var timeout = timeval(patience)
         guard setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0
         else {
             let code = errno
             close(descriptor)
-            throw IOError(errnoCode: code, reason: "setsockopt")
+            throw ConnectFailure(code: code, step: "setsockopt")
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -42,9 +47,23 @@ enum QueuedConnect {
             // retried, because a second connect on the same socket would fail with EALREADY.
             let code = errno
             close(descriptor)
-            throw IOError(errnoCode: code == EINTR ? EAGAIN : code, reason: "connect")
+            throw ConnectFailure(code: code == EINTR ? EAGAIN : code, step: "connect")
         }
         return descriptor
+    }
+}
+
+/// A connect that failed: the system call that failed and its errno.
+public struct ConnectFailure: Error, Sendable, Equatable {
+    /// The errno the call failed with.
+    public var code: CInt
+    /// The system call that failed (`socket`, `setsockopt`, `connect`).
+    public var step: String
+
+    /// The failure of `step` with `code`.
+    public init(code: CInt, step: String) {
+        self.code = code
+        self.step = step
     }
 }
 

@@ -1,0 +1,104 @@
+import FoundationEssentials
+import Glibc
+
+/// One Varlink call on a connection of its own, made with blocking system calls on the calling
+/// thread: for a program that makes a single call and exits (`sesamectl token`), which then starts
+/// no event loop and none of its threads, the larger part of such a program's run. It needs
+/// nothing but the C library and Foundation's JSON coders, so such a program can be linked of
+/// this module alone.
+public enum OneShotExchange {
+    /// Sends `frame` (one whole message, its NUL included) to the service at `path` and returns
+    /// the first reply without its NUL. Blocks the calling thread until the reply has come.
+    public static func exchange(
+        _ frame: [UInt8],
+        unixSocketPath path: String,
+        maximumMessageSize: Int = 16 << 20
+    ) throws(OneShotFailure) -> [UInt8] {
+        let descriptor: CInt
+        do {
+            descriptor = try QueuedConnect.connectWaiting(unixSocketPath: path)
+        } catch {
+            throw .cannotConnect(error)
+        }
+        defer { close(descriptor) }
+        try send(frame, to: descriptor)
+        return try receive(from: descriptor, limit: maximumMessageSize)
+    }
+
+    /// The wire form of a call of `method` with `parameters` (an object), NUL included, encoded
+    /// as every Varlink call Sesame sends is.
+    public static func frame(method: String, parameters: some Encodable) throws -> [UInt8] {
+        try CallEnvelope(method: method, parameters: parameters).frame()
+    }
+
+    /// Writes all of `frame`, retrying after signals and short writes. MSG_NOSIGNAL: a program
+    /// making one call starts no event loop, so nothing set SIGPIPE aside, and a peer that has
+    /// closed (a share that ended) would end the program without a word instead of failing the call.
+    public static func send(_ frame: [UInt8], to descriptor: CInt) throws(OneShotFailure) {
+        var offset = 0
+        while offset < frame.count {
+            let written = frame.withUnsafeBytes { bytes in
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+                return Glibc.send(descriptor, rest.baseAddress, rest.count, CInt(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                guard errno == EINTR else { throw .connectionClosed }
+                continue
+            }
+            offset += written
+        }
+    }
+
+    /// Reads up to the NUL that ends the first reply, and returns the reply without it; refuses
+    /// to hold more than `limit` bytes of it, so a peer cannot make the program allocate without bound.
+    private static func receive(from descriptor: CInt, limit: Int) throws(OneShotFailure) -> [UInt8] {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .connectionClosed }
+            if let nul = chunk[..<count].firstIndex(of: 0) {
+                guard received.count + nul <= limit else { throw .replyTooLarge(limit: limit) }
+                return received + chunk[..<nul]
+            }
+            received += chunk[..<count]
+            guard received.count <= limit else { throw .replyTooLarge(limit: limit) }
+        }
+    }
+}
+
+/// Why a one-shot call got no reply.
+public enum OneShotFailure: Error, Sendable, Equatable {
+    /// The connect failed (EAGAIN: the listen queue stayed full for `QueuedConnect.busyPatience`).
+    case cannotConnect(ConnectFailure)
+    /// The peer closed before the whole reply came.
+    case connectionClosed
+    /// The reply went on past `limit` bytes without its NUL.
+    case replyTooLarge(limit: Int)
+}
+
+/// A call as it goes on the wire: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
+public struct CallEnvelope<Parameters: Encodable>: Encodable {
+    /// The fully qualified method name.
+    public var method: String
+    /// The parameters object; nil leaves the member out.
+    public var parameters: Parameters?
+    /// Set when the caller asks for a stream of replies; nil leaves the member out.
+    public var more: Bool?
+    /// Set when the caller wants no reply; nil leaves the member out.
+    public var oneway: Bool?
+
+    /// A call of `method`.
+    public init(method: String, parameters: Parameters?, more: Bool? = nil, oneway: Bool? = nil) {
+        self.method = method
+        self.parameters = parameters
+        self.more = more
+        self.oneway = oneway
+    }
+
+    /// The wire form, NUL terminator included.
+    public func frame() throws -> [UInt8] {
+        Array(try JSONCoding.encode(self)) + [0]
+    }
+}

@@ -1,0 +1,188 @@
+import ArgumentParser
+import FoundationEssentials
+import SesameClient
+import SesameCore
+import SesameOneShot
+import SesameProtocol
+
+/// `sesamectl`: shows and drives what sesamed does. This is sesamectl-commands, which has every
+/// command; the program named sesamectl answers `token ACCOUNT` itself and runs this one in its
+/// place for every other command line, so people and scripts only ever name `sesamectl`.
+@main
+struct Sesamectl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sesamectl",
+        abstract: "Show and control the login sessions sesamed owns.",
+        discussion: """
+            Exit status: 0 on success; 1 on an error sesamed reported, or any other; 3 when \
+            sesamed is not running; 4 no such account; 5 the session needs a new login; 6 the \
+            token expired and cannot be refreshed now; 64 a usage error. `status ACCOUNT` and \
+            `exec` say more in their own help.
+            """,
+        version: SesameVersion.current,
+        // Each command names itself: a name ArgumentParser derives from the type goes through
+        // `String(describing:)`, a search of every protocol conformance in the binary per
+        // command at every start (a tenth of `sesamectl token`'s CPU time).
+        subcommands: [
+            Status.self, Accounts.self, Providers.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self,
+            Logout.self,
+            Remove.self, Rename.self, Watch.self, Share.self, Rekey.self,
+        ]
+    )
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: "The daemon's socket (default: $SESAME_SOCKET, the user daemon's, or /run/sesame/io.sesame)."
+    )
+    var socket: String?
+
+    /// Connects, runs `body`, and closes the connection again.
+    func withClient<T>(_ body: (SesameClient) async throws -> T) async throws -> T {
+        let client = try await connect()
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
+    /// As `withClient`, for a command about `account`: a session that needs a new login is
+    /// reported with the command that logs it in, which needs the account's provider.
+    func withClient<T>(about account: String, _ body: (SesameClient) async throws -> T) async throws -> T {
+        do {
+            return try await withClient(body)
+        } catch let error as SesameError where error.needsLogin {
+            guard let provider = try? await withClient({ try await $0.account(account) }).provider else { throw error }
+            throw ExitFailure.needsLogin(account: account, provider: provider)
+        }
+    }
+
+    /// Connects, turning "nothing listens there" into one sentence instead of an error dump.
+    func connect() async throws -> SesameClient {
+        do {
+            return try await SesameClient.connect(socketPath: socket)
+        } catch let error as SesameError {
+            throw Self.explained(error)
+        }
+    }
+
+    /// A failure to connect as the person is told it: nothing listens there, or it refuses them.
+    static func explained(_ error: SesameError) -> any Error {
+        switch error {
+        case .cannotConnect(let path, _): ExitFailure.notRunning(path: path)
+        case .accessDenied(let path): ExitFailure.accessDenied(path: path)
+        default: error
+        }
+    }
+}
+
+/// How sesamectl fails: one sentence on stderr and a documented exit status.
+enum ExitFailure: Error, CustomStringConvertible {
+    case notRunning(path: String)
+    case needsLogin(account: String, provider: String)
+    /// An API refused the token and the provider gave no new one now.
+    case noNewToken(account: String)
+    case accessDenied(path: String)
+    case message(String)
+
+    var description: String {
+        switch self {
+        case .notRunning(let path) where Self.isDaemonsOwn(path):
+            "sesamed is not running (nothing answers at \(path)); start it with `\(Self.startCommand(for: path))`."
+        case .notRunning(let path):
+            "nothing answers at \(path): no sesamed runs there, or the share served there (`sesamectl share`) "
+                + "has ended."
+        case .needsLogin(let account, let provider):
+            "\(account) needs a new login: run `sesamectl login \(provider)`."
+        case .noNewToken(let account):
+            "the provider gave \(account) no new token now; `sesamectl status --check \(account)` asks it about "
+                + "the current one, and `sesamectl refresh \(account)` says why a refresh fails."
+        case .accessDenied(let path):
+            "permission denied on \(path): this user may not use that sesamed (its socket's mode and "
+                + "group decide who may; a user's own daemon is at $XDG_RUNTIME_DIR/sesame/io.sesame)."
+        case .message(let text): text
+        }
+    }
+
+    /// Whether `path` is where a system or user sesamed listens, rather than a share's socket
+    /// or another path given by hand.
+    static func isDaemonsOwn(_ path: String) -> Bool {
+        path == SocketPaths.system || path.hasSuffix("/sesame/" + SocketPaths.socketName)
+    }
+
+    /// How the daemon at `path` is started: the system-wide socket unit for the system's
+    /// socket, the user's own otherwise.
+    static func startCommand(for path: String) -> String {
+        path.hasPrefix("/run/sesame/") ? "systemctl start sesamed.socket" : "systemctl --user start sesamed.socket"
+    }
+
+    /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 5 for a
+    /// needed login, like `SesameError.exitCode`; 1 otherwise.
+    var exitCode: Int32 {
+        switch self {
+        case .notRunning: 3
+        case .needsLogin: 5
+        case .noNewToken: 6
+        case .accessDenied, .message: 1
+        }
+    }
+}
+
+extension AsyncParsableCommand {
+    /// Runs `body`, printing failures as one line on stderr with the right exit status.
+    func reportingFailures(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let failure as ExitFailure {
+            printError(failure.description)
+            throw ExitCode(failure.exitCode)
+        } catch let error as SesameError {
+            printError(error.sentence)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+extension SesameError {
+    /// What the person is told: what happened, and where it helps, what to do next.
+    var sentence: String {
+        switch self {
+        case .session(.noSuchAccount(let id)): "no account \(id); see `sesamectl accounts`."
+        case .session(.needsLogin(let id)):
+            "\(id) needs a new login: run `sesamectl login` with its provider (`sesamectl status \(id)` names it)."
+        case .session(.tokenExpired(let id)):
+            "the access token of \(id) expired and the provider did not give a new one; "
+                + "`sesamectl refresh \(id)` tries again now and says why it fails."
+        case .session(.refreshFailed(let id, let reason)) where reason.contains("the next refresh is due at"):
+            // Held back by the provider's own rules: the reason says when, trying now would not help.
+            "did not refresh \(id): \(reason)."
+        case .session(.refreshFailed(let id, let reason)):
+            "could not refresh \(id) (\(reason)); `sesamectl refresh \(id)` tries again now."
+        case .refused(.notShared(let method)):
+            "this socket serves a share (`sesamectl share`), which does not allow \(method); "
+                + "run it where the share was made."
+        case .refused(.shareEnded(_, let reason)): "the share served at this socket has ended: \(reason)."
+        case .disconnected:
+            "the connection closed before an answer came: sesamed stopped or restarted, or, through a "
+                + "share (`sesamectl share`), the share has ended."
+        default: "sesamed: \(self)."
+        }
+    }
+
+    /// 4: no such account; 5: the session needs a new login; 6: the token expired and cannot be
+    /// refreshed now; 1: anything else. Scripts can tell "log in again" from "try later".
+    var exitCode: Int32 {
+        switch self {
+        case .session(.noSuchAccount): 4
+        case .session(.needsLogin): 5
+        case .session(.tokenExpired), .session(.refreshFailed): 6
+        default: 1
+        }
+    }
+}

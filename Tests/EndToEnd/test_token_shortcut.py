@@ -1,0 +1,69 @@
+"""`sesamectl token ACCOUNT`, answered by sesamectl itself (a small static program that makes one
+blocking GetToken), and every other command line handed to sesamectl-commands in its place."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from harness import SESAMECTL, import_tokens
+
+COMMANDS = SESAMECTL.parent / "sesamectl-commands"
+
+
+def run(program, *args, env=None):
+    return subprocess.run([str(program), *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def outcome(result):
+    return result.returncode, result.stdout, result.stderr
+
+
+@pytest.fixture
+def alone(tmp_path):
+    """sesamectl copied into a directory of its own, without sesamectl-commands beside it."""
+    directory = tmp_path / "alone"
+    directory.mkdir()
+    return shutil.copy2(SESAMECTL, directory / "sesamectl")
+
+
+def test_the_token_comes_from_sesamectl_alone_in_every_spelling_of_the_socket(daemon, alone):
+    account = import_tokens(daemon, subject="alice", access_token="AT-shortcut-alice", expires_in=3600)["id"]
+    socket = str(daemon.socket_path)
+    for args, env in ((["token", account, "--socket", socket], None),
+                      (["token", "--socket", socket, account], None),
+                      (["token", f"--socket={socket}", account], None),
+                      (["token", account], {"SESAME_SOCKET": socket})):
+        result = run(alone, *args, env=env)
+        assert outcome(result) == (0, "AT-shortcut-alice\n", ""), args
+
+
+def test_sesamectl_needs_no_shared_library(alone):
+    dynamic = subprocess.run(["readelf", "--dynamic", str(alone)], capture_output=True, text=True, check=True).stdout
+    assert "NEEDED" not in dynamic, dynamic
+
+
+def test_every_other_command_line_is_sesamectl_commands_and_says_so_when_it_is_missing(daemon, alone):
+    account = import_tokens(daemon, subject="alice", access_token="AT-shortcut-other", expires_in=3600)["id"]
+    socket = str(daemon.socket_path)
+    for args in (["status", "--socket", socket], ["token", account, "--json", "--socket", socket],
+                 ["token", "--", account, "--socket", socket], ["token", account, account, "--socket", socket],
+                 ["token", "--help"], ["--version"]):
+        assert outcome(run(SESAMECTL, *args)) == outcome(run(COMMANDS, *args)), args
+        result = run(alone, *args)
+        assert result.returncode == 127 and result.stdout == "", args
+        assert result.stderr == (
+            f"sesamectl: cannot run {alone.parent}/../libexec/sesame/sesamectl-commands (No such file or "
+            "directory), which has every command but `token ACCOUNT`; reinstall Sesame, or build both "
+            "programs (swift build --product sesamectl-commands).\n"), args
+
+
+def test_a_failed_token_is_worded_by_sesamectl_commands(daemon, tmp_path):
+    """The shortcut says nothing of its own: the hand-over asks again and words the failure."""
+    socket = str(daemon.socket_path)
+    for args in (["token", "nobody", "--socket", socket], ["token", "nobody", "--socket", str(tmp_path / "none")]):
+        through = outcome(run(SESAMECTL, *args))
+        assert through == outcome(run(COMMANDS, *args)), args
+        assert through[0] in (3, 4) and through[1] == "" and through[2], args
