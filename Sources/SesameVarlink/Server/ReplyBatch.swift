@@ -13,14 +13,11 @@ final class ReplyBatch: Sendable {
     /// Replies written per turn on the loop: a few hundred microseconds of writing.
     static let repliesPerTurn = 128
 
-    private struct Pending {
-        var replies = CircularBuffer<(VarlinkReplyStream, ByteBuffer)>()
-        /// Whether a turn is scheduled: while one is, only it writes, so the order holds.
-        var scheduled = false
-    }
-
     private let loop: any EventLoop
-    private let pending = NIOLockedValueBox(Pending())
+    /// The line. A turn is scheduled exactly while it is not empty: the reply that finds it
+    /// empty schedules one, and a turn that leaves replies schedules the next. While a turn is
+    /// scheduled only it writes, so the order holds.
+    private let pending = NIOLockedValueBox(CircularBuffer<(VarlinkReplyStream, ByteBuffer)>())
 
     private init(loop: any EventLoop) {
         self.loop = loop
@@ -43,10 +40,8 @@ final class ReplyBatch: Sendable {
     /// turn on the loop if none is scheduled.
     func add(_ frame: ByteBuffer, to stream: VarlinkReplyStream) {
         let schedule = pending.withLockedValue { pending in
-            pending.replies.append((stream, frame))
-            guard !pending.scheduled else { return false }
-            pending.scheduled = true
-            return true
+            pending.append((stream, frame))
+            return pending.count == 1
         }
         if schedule { loop.execute { self.writeTurn() } }
     }
@@ -55,11 +50,10 @@ final class ReplyBatch: Sendable {
     /// queued.
     private func writeTurn() {
         let (turn, more) = pending.withLockedValue { pending in
-            let count = min(pending.replies.count, Self.repliesPerTurn)
-            let turn = Array(pending.replies.prefix(count))
-            pending.replies.removeFirst(count)
-            pending.scheduled = !pending.replies.isEmpty
-            return (turn, pending.scheduled)
+            let count = min(pending.count, Self.repliesPerTurn)
+            let turn = Array(pending.prefix(count))
+            pending.removeFirst(count)
+            return (turn, !pending.isEmpty)
         }
         for (stream, frame) in turn { stream.writeOnLoop(frame) }
         if more { loop.execute { self.writeTurn() } }
