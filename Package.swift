@@ -145,6 +145,7 @@ let package = Package(
             dependencies: [
                 "SesameDaemon",
                 "SesameCore",
+                "SesameOneShot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import SesameCore
+import SesameOneShot
 import SesameProtocol
 import SesameStore
 import SesameVarlink

@@ -3,8 +3,8 @@ import Glibc
 import SesameOneShot
 
 /// `sesamectl`: prints an account's token at once for `sesamectl token ACCOUNT`, the command
-/// scripts and other tools run most, and runs sesamectl-commands in its place for everything
-/// else (the same process, the same arguments).
+/// scripts and other tools run most, and its version for `sesamectl --version`, and runs
+/// sesamectl-commands in its place for everything else (the same process, the same arguments).
 @main
 enum Sesamectl {
     /// The GetToken method of `io.sesame.Accounts` (SesameProtocol's `AccountsContract.getToken`,
@@ -14,6 +14,9 @@ enum Sesamectl {
     /// Answers the shortcut when it can, else hands the command line over.
     static func main() {
         let arguments = CommandLine.arguments
+        if arguments.dropFirst().elementsEqual(["--version"]) {
+            exit(Output.write(SesameVersion.current + "\n", to: STDOUT_FILENO) ? 0 : 1)
+        }
         if let shortcut = TokenShortcut(arguments: Array(arguments.dropFirst())), let token = accessToken(shortcut) {
             exit(Output.write(token + "\n", to: STDOUT_FILENO) ? 0 : 1)
         }

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Logging
 import SesameCore
 import SesameDaemon
+import SesameOneShot
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
-"""`sesamectl token ACCOUNT`, answered by sesamectl itself (a small static program that makes one
-blocking GetToken), and every other command line handed to sesamectl-commands in its place."""
+"""`sesamectl token ACCOUNT` (and `--version`), answered by sesamectl itself (a small static
+program that makes one blocking GetToken), and every other command line handed to
+sesamectl-commands in its place."""
 
 import os
 import shutil
@@ -40,6 +41,11 @@ def test_the_token_comes_from_sesamectl_alone_in_every_spelling_of_the_socket(da
         assert outcome(result) == (0, "AT-shortcut-alice\n", ""), args
 
 
+def test_the_version_comes_from_sesamectl_alone_and_is_the_commands_version(alone):
+    version = outcome(run(alone, "--version"))
+    assert version == outcome(run(COMMANDS, "--version")) and version[0] == 0 and version[1].strip(), version
+
+
 def test_sesamectl_needs_no_shared_library(alone):
     dynamic = subprocess.run(["readelf", "--dynamic", str(alone)], capture_output=True, text=True, check=True).stdout
     assert "NEEDED" not in dynamic, dynamic
@@ -50,7 +56,7 @@ def test_every_other_command_line_is_sesamectl_commands_and_says_so_when_it_is_m
     socket = str(daemon.socket_path)
     for args in (["status", "--socket", socket], ["token", account, "--json", "--socket", socket],
                  ["token", "--", account, "--socket", socket], ["token", account, account, "--socket", socket],
-                 ["token", "--help"], ["--version"]):
+                 ["token", "--help"], ["--version", "--help"]):
         assert outcome(run(SESAMECTL, *args)) == outcome(run(COMMANDS, *args)), args
         result = run(alone, *args)
         assert result.returncode == 127 and result.stdout == "", args
