@@ -26,8 +26,9 @@ enum Sesamectl {
     /// The account's access token, or nil on any failure. A failure is not worded here: the
     /// hand-over asks again, and sesamectl-commands says what went wrong and what to do next
     /// (the login command, which names the account's provider, or how to start sesamed), in
-    /// the same words as for every other command. A failed GetToken changes nothing in the
-    /// daemon, so asking twice costs only the time.
+    /// the same words as for every other command. Asking twice never asks the provider twice:
+    /// after a refresh that failed sesamed backs off, and answers the second GetToken from that
+    /// (the token expired; `sesamectl refresh` tries again and says why), with the same status.
     private static func accessToken(_ shortcut: TokenShortcut) -> String? {
         struct Reply: Decodable {
             struct Issued: Decodable { var accessToken: String }

@@ -5,10 +5,11 @@ sesamectl-commands in its place."""
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
-from harness import SESAMECTL, import_tokens
+from harness import SESAMECTL, Daemon, Subscription, import_tokens, running, wait_until
 
 COMMANDS = SESAMECTL.parent / "sesamectl-commands"
 
@@ -73,3 +74,23 @@ def test_a_failed_token_is_worded_by_sesamectl_commands(daemon, tmp_path):
         through = outcome(run(SESAMECTL, *args))
         assert through == outcome(run(COMMANDS, *args)), args
         assert through[0] in (3, 4) and through[1] == "" and through[2], args
+
+
+def test_a_refresh_that_fails_asks_the_provider_once_and_says_what_to_do(tmp_path):
+    """The shortcut's GetToken fails and sesamectl-commands asks again: sesamed backs off after
+    the failed refresh (the fixture's google cannot be reached) and answers the second from
+    that, so the provider is asked once. sesamed refreshes only on demand here, so the token
+    expires unrefreshed and the first GetToken makes the one attempt."""
+    config = "[sessions]\nrefresh_margin = 0\nrefresh_ahead = false\n"
+    with running(Daemon(tmp_path, config=config)) as daemon:
+        events = Subscription(daemon, kinds=["refreshFailed"])
+        account = import_tokens(daemon, access_token="AT-shortcut-expired", refresh_token="RT-shortcut",
+                                expires_in=1)["id"]
+        expired = time.time() + 1.5
+        wait_until(lambda: time.time() > expired, what="the access token to expire")
+        result = run(SESAMECTL, "token", account, "--socket", str(daemon.socket_path))
+        assert (result.returncode, result.stdout) == (6, ""), result.stderr
+        assert len(result.stderr.splitlines()) == 1 and f"`sesamectl refresh {account}`" in result.stderr
+        assert events.next()["account"] == account
+        # A second attempt would have published a second refreshFailed before the process ended.
+        assert events.nothing_within(1.0)
