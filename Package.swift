@@ -215,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "SesameClientTests",
             dependencies: [
-                "SesameClient", "SesameCore", "SesameProtocol", "SesameVarlink",
+                "SesameClient", "SesameCore", "SesameOneShot", "SesameProtocol", "SesameVarlink",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -51,6 +51,7 @@ public enum OneShotExchange {
 
     /// Reads up to the NUL that ends the first reply, and returns the reply without it; refuses
     /// to hold more than `limit` bytes of it, so a peer cannot make the program allocate without bound.
+    /// (The same cut as VarlinkFrameDecoder's, which works on NIO's buffers, not linked here.)
     private static func receive(from descriptor: CInt, limit: Int) throws(OneShotFailure) -> [UInt8] {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)

@@ -22,7 +22,7 @@ struct Sesamectl: AsyncParsableCommand {
         version: SesameVersion.current,
         // Each command names itself: a name ArgumentParser derives from the type goes through
         // `String(describing:)`, a search of every protocol conformance in the binary per
-        // command at every start (a tenth of `sesamectl token`'s CPU time).
+        // command at every start (a tenth of this program's start-up CPU time).
         subcommands: [
             Status.self, Accounts.self, Providers.self, Login.self, Token.self, Exec.self, Refresh.self, Import.self,
             Logout.self,

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameCore
+import SesameOneShot
 
 /// `sesamectl token ACCOUNT`: a current access token (or ID token), for scripts and for the
 /// tools that run a command to get one (kubectl's exec plugins).
@@ -110,15 +111,19 @@ struct Token: AsyncParsableCommand {
         }
     }
 
-    /// The token of the common case, one GetToken, by one blocking call (`oneShotAccessToken`):
-    /// most of a `sesamectl token` run was starting the event loop the other verbs use. Nil
-    /// when this run needs more (an ID token, a refused token, a refresh for --min-valid) or
-    /// sesamed answered with an error that the full path words (a login needed names its
-    /// provider, which takes another call).
+    /// The access token by one blocking GetToken (`oneShotAccessToken`), without the event loop
+    /// the other verbs start: for the forms sesamectl's own shortcut leaves to this program
+    /// (`--json`, `--format`, a narrowed token). When the shortcut's GetToken failed, the failure
+    /// it handed over is worded instead, without asking sesamed again. Nil when this run needs
+    /// more (an ID token, a refused token, a refresh for --min-valid) or sesamed answered with an
+    /// error that the full path words (a login needed names its provider, which takes another call).
     private func oneShotAccessToken() throws -> AccessToken? {
         guard !idToken, !rejected else { return nil }
         let token: AccessToken
         do {
+            if let failure = HandedOverFailure.take() {
+                throw SesameClient.oneShotAccessTokenError(failure, socketPath: options.socket)
+            }
             token = try SesameClient.oneShotAccessToken(
                 for: account,
                 scopes: scopes.isEmpty ? nil : scopes,

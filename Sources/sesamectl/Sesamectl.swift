@@ -11,40 +11,58 @@ enum Sesamectl {
     /// which this program does not link; the end-to-end tests run it against sesamed).
     static let getToken = "io.sesame.Accounts.GetToken"
 
-    /// Answers the shortcut when it can, else hands the command line over.
-    static func main() {
-        let arguments = CommandLine.arguments
-        if arguments.dropFirst().elementsEqual(["--version"]) {
-            exit(Output.write(SesameVersion.current + "\n", to: STDOUT_FILENO) ? 0 : 1)
-        }
-        if let shortcut = TokenShortcut(arguments: Array(arguments.dropFirst())), let token = accessToken(shortcut) {
-            exit(Output.write(token + "\n", to: STDOUT_FILENO) ? 0 : 1)
-        }
-        CommandsProgram.run(arguments)
+    /// What the shortcut's GetToken came to.
+    private enum Outcome {
+        case token(String)
+        /// No token: sesamectl-commands words the failure it is handed, or asks again when nil.
+        case failed(HandedOverFailure?)
     }
 
-    /// The account's access token, or nil on any failure. A failure is not worded here: the
-    /// hand-over asks again, and sesamectl-commands says what went wrong and what to do next
-    /// (the login command, which names the account's provider, or how to start sesamed), in
-    /// the same words as for every other command. Asking twice never asks the provider twice:
-    /// after a refresh that failed sesamed backs off, and answers the second GetToken from that
-    /// (the token expired; `sesamectl refresh` tries again and says why), with the same status.
-    private static func accessToken(_ shortcut: TokenShortcut) -> String? {
+    /// Answers a shortcut when it can, else hands the command line over.
+    static func main() {
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.elementsEqual(["--version"]) {
+            exit(Output.write(SesameVersion.current + "\n", to: STDOUT_FILENO) ? 0 : 1)
+        }
+        var failure: HandedOverFailure?
+        if let shortcut = TokenShortcut(arguments: Array(arguments)) {
+            switch accessToken(shortcut) {
+            case .token(let token): exit(Output.write(token + "\n", to: STDOUT_FILENO) ? 0 : 1)
+            case .failed(let handed): failure = handed
+            }
+        }
+        HandedOverFailure.pass(failure)
+        CommandsProgram.run()
+    }
+
+    /// The account's access token, or how asking for it failed. A failure is not worded here:
+    /// sesamectl-commands says what went wrong and what to do next (the login command, which
+    /// names the account's provider, or how to start sesamed), in the same words as for every
+    /// other command. A reply that is neither a token nor an error (which cannot be handed on
+    /// without a token possibly in it) is left for it to ask again.
+    private static func accessToken(_ shortcut: TokenShortcut) -> Outcome {
         struct Reply: Decodable {
             struct Issued: Decodable { var accessToken: String }
             var error: String?
             var parameters: Issued?
         }
+        let received: [UInt8]
         do {
             let frame = try OneShotExchange.frame(method: getToken, parameters: ["account": shortcut.account])
-            let received = try OneShotExchange.exchange(
+            received = try OneShotExchange.exchange(
                 frame,
                 unixSocketPath: shortcut.socket ?? SocketPaths.forClients()
             )
-            let reply = try JSONCoding.decode(Reply.self, from: Data(received))
-            return reply.error == nil ? reply.parameters?.accessToken : nil
+        } catch let failure as OneShotFailure {
+            return .failed(.noReply(failure))
         } catch {
-            return nil
+            return .failed(nil)
         }
+        guard let reply = try? JSONCoding.decode(Reply.self, from: Data(received)) else { return .failed(nil) }
+        if reply.error != nil {
+            let fits = received.count <= HandedOverFailure.maximumReplySize
+            return .failed(fits ? .reply(String(decoding: received, as: UTF8.self)) : nil)
+        }
+        return reply.parameters.map { .token($0.accessToken) } ?? .failed(nil)
     }
 }

@@ -57,6 +57,13 @@ EXPECTED = {
 }
 
 
+def assert_hands_over(sesamectl: Path, tmp_path: Path):
+    """`sesamectl status` is sesamectl-commands' to answer: "not running", status 3, shows it ran."""
+    result = subprocess.run([str(sesamectl), "status", "--socket", str(tmp_path / "none")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and "nothing answers at" in result.stderr, result
+
+
 def test_install_puts_everything_under_the_prefix_with_the_units_pointing_there(tmp_path):
     root = tmp_path / "root"
     install(root)
@@ -65,6 +72,8 @@ def test_install_puts_everything_under_the_prefix_with_the_units_pointing_there(
     for program in (SESAMED, SESAMECTL):
         target = root / "usr/local/bin" / program.name
         assert target.read_bytes() == program.read_bytes() and os.access(target, os.X_OK)
+    # sesamectl finds sesamectl-commands in ../libexec/sesame for every command but its shortcuts.
+    assert_hands_over(root / "usr/local/bin/sesamectl", tmp_path)
     for scope in ("system", "user"):
         service = root / "usr/local/lib/systemd" / scope / "sesamed.service"
         assert unit_setting(service, "ExecStart")[0].split()[0] == "/usr/local/bin/sesamed"
@@ -136,6 +145,7 @@ def test_a_second_install_keeps_changed_config_and_uninstall_removes_only_what_i
     # The directories the install made go too; one holding something else stays.
     assert stray.is_dir() and not (root / "usr/local/share/sesame").exists()
     assert not (root / "usr/local/lib").exists() and not (root / "usr/local/bin").exists()
+    assert not (root / "usr/local/libexec").exists()
     assert {path.name for path in (root / "usr/local/share").iterdir()} == {"other-package"}
 
     install(root)
@@ -225,5 +235,6 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
     assert "systemd-sysusers" in postinst and "systemd-tmpfiles" in postinst and "enable sesamed.socket" in postinst
     postrm = (tree / "DEBIAN/postrm").read_text()
     assert "/var/lib/sesame" in postrm and "userdel sesame" in postrm
-    # The packaged sesamectl still runs after stripping.
+    # The packaged sesamectl still runs after stripping, and so does the sesamectl-commands it runs.
     assert run(tree / "usr/bin/sesamectl", "--version").stdout.strip() == version
+    assert_hands_over(tree / "usr/bin/sesamectl", tmp_path)

@@ -2,6 +2,7 @@
 program that makes one blocking GetToken), and every other command line handed to
 sesamectl-commands in its place."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ import time
 
 import pytest
 
-from harness import SESAMECTL, Daemon, Subscription, import_tokens, running, wait_until
+from harness import SESAMECTL, Daemon, Subscription, call, import_tokens, running, wait_until
 
 COMMANDS = SESAMECTL.parent / "sesamectl-commands"
 
@@ -57,14 +58,15 @@ def test_every_other_command_line_is_sesamectl_commands_and_says_so_when_it_is_m
     socket = str(daemon.socket_path)
     for args in (["status", "--socket", socket], ["token", account, "--json", "--socket", socket],
                  ["token", "--", account, "--socket", socket], ["token", account, account, "--socket", socket],
-                 ["token", "--help"], ["--version", "--help"]):
+                 ["token", account, "--socket", socket, "--socket", socket], ["token", account, "--socket"],
+                 ["token", account, "--socket="], ["token", "--help"], ["--version", "--help"]):
         assert outcome(run(SESAMECTL, *args)) == outcome(run(COMMANDS, *args)), args
         result = run(alone, *args)
         assert result.returncode == 127 and result.stdout == "", args
         assert result.stderr == (
-            f"sesamectl: cannot run {alone.parent}/../libexec/sesame/sesamectl-commands (No such file or "
-            "directory), which has every command but `token ACCOUNT`; reinstall Sesame, or build both "
-            "programs (swift build --product sesamectl-commands).\n"), args
+            f"sesamectl: cannot run sesamectl-commands ({alone.parent}/../libexec/sesame/sesamectl-commands: No "
+            "such file or directory), which has every command but `token ACCOUNT`; reinstall Sesame, or build "
+            "both programs (swift build --product sesamectl-commands).\n"), args
 
 
 def test_a_failed_token_is_worded_by_sesamectl_commands(daemon, tmp_path):
@@ -77,10 +79,10 @@ def test_a_failed_token_is_worded_by_sesamectl_commands(daemon, tmp_path):
 
 
 def test_a_refresh_that_fails_asks_the_provider_once_and_says_what_to_do(tmp_path):
-    """The shortcut's GetToken fails and sesamectl-commands asks again: sesamed backs off after
-    the failed refresh (the fixture's google cannot be reached) and answers the second from
-    that, so the provider is asked once. sesamed refreshes only on demand here, so the token
-    expires unrefreshed and the first GetToken makes the one attempt."""
+    """The shortcut's GetToken fails (the fixture's google cannot be reached) and it hands the
+    failure to sesamectl-commands, which words it without asking again: the provider is asked
+    once. sesamed refreshes only on demand here, so the token expires unrefreshed and the
+    shortcut's GetToken makes the one attempt."""
     config = "[sessions]\nrefresh_margin = 0\nrefresh_ahead = false\n"
     with running(Daemon(tmp_path, config=config)) as daemon:
         events = Subscription(daemon, kinds=["refreshFailed"])
@@ -94,3 +96,17 @@ def test_a_refresh_that_fails_asks_the_provider_once_and_says_what_to_do(tmp_pat
         assert events.next()["account"] == account
         # A second attempt would have published a second refreshFailed before the process ended.
         assert events.nothing_within(1.0)
+
+
+def test_a_failure_handed_over_is_worded_without_asking_again(daemon, tmp_path):
+    """What the shortcut hands sesamectl-commands when its GetToken failed: worded as if asked,
+    though nothing listens where it would ask; and on every other command line sesamectl takes
+    such a variable out of the environment, so an inherited one never stands for a failure."""
+    reply = call(daemon, "io.sesame.Accounts.GetToken", {"account": "nobody"})
+    handed = {"SESAMECTL_SHORTCUT_FAILURE": "reply " + json.dumps(reply)}
+    direct = outcome(run(COMMANDS, "token", "nobody", "--socket", str(daemon.socket_path)))
+    assert direct[0] == 4
+    assert outcome(run(COMMANDS, "token", "nobody", "--socket", str(tmp_path / "none"), env=handed)) == direct
+    account = import_tokens(daemon, subject="alice", access_token="AT-shortcut-json", expires_in=3600)["id"]
+    result = run(SESAMECTL, "token", account, "--json", "--socket", str(daemon.socket_path), env=handed)
+    assert result.returncode == 0 and json.loads(result.stdout)["accessToken"] == "AT-shortcut-json", result

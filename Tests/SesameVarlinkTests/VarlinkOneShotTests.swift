@@ -55,12 +55,16 @@ import Testing
     }
 
     @Test func aCallGetsItsReplyAndAnErrorReplyIsThrown() async throws {
-        try await withServer { path in
+        try await withServer(maximumMessageSize: 1 << 16) { path in
             let reply = try await call("org.example.test.Echo", ["text": "ok"], at: path)
             #expect(reply.parameters["text"] == "ok")
             await #expect(throws: VarlinkError("org.example.test.Boom")) {
                 try await call("org.example.test.Boom", at: path)
             }
+            // A reply longer than one read (16 KiB) is put together from several.
+            let longer = String(repeating: "y", count: 40_000)
+            let echoed = try await call("org.example.test.Echo", ["text": .string(longer)], at: path)
+            #expect(echoed.parameters["text"] == .string(longer))
             // A reply longer than the client takes is refused, not read on and on.
             let long = String(repeating: "x", count: 2000)
             await #expect(throws: VarlinkClientError.invalidReply("a reply longer than 1024 bytes")) {

@@ -25,6 +25,13 @@ public enum VarlinkOneShot {
         } catch {
             throw VarlinkClientError(path: path, error)
         }
+        return try reply(from: received)
+    }
+
+    /// The reply `received` holds (one whole frame, without its NUL), as `call` returns it: an
+    /// error reply is thrown as `VarlinkError`, anything else that is not a reply as
+    /// `VarlinkClientError.invalidReply`.
+    public static func reply(from received: [UInt8]) throws -> VarlinkReplyMessage {
         let reply: VarlinkReplyMessage
         do {
             reply = try VarlinkReplyMessage(frame: ByteBuffer(bytes: received))
@@ -39,7 +46,7 @@ public enum VarlinkOneShot {
 extension VarlinkClientError {
     /// How a one-shot call to `path` that got no reply is reported, in the words of a
     /// `VarlinkClient`'s own failures.
-    init(path: String, _ failure: OneShotFailure) {
+    public init(path: String, _ failure: OneShotFailure) {
         switch failure {
         case .cannotConnect(let failure):
             self.init(connecting: path, IOError(errnoCode: failure.code, reason: failure.step))

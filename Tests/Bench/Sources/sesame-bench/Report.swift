@@ -93,8 +93,8 @@ struct Report {
               round (median), asking the sesamed above for its account's token; its floor column is a
               plain C program making the same call on the same sesamed and printing the reply
               (scripts/lib/oneshot-client.c, built by the system's C compiler with nothing else linked).
-              `--version` is sesamectl handing the command line to sesamectl-commands (exec), and
-              that program's start-up and exit.
+              `--version` is sesamectl's start-up and exit alone (it answers that itself, as it
+              does `token`; other commands start sesamectl-commands in its place).
             - **Stripped sizes**: each program as scripts/package ships it (`strip`): sesamed beside the
               floor server and dbus-daemon; sesamectl beside the C one-shot client and dbus-send; and
               sesamectl-commands, which sesamectl runs in its place for every command but `token`.
