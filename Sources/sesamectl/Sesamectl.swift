@@ -45,6 +45,15 @@ enum Sesamectl {
             struct Issued: Decodable { var accessToken: String }
             var error: String?
             var parameters: Issued?
+
+            private enum CodingKeys: String, CodingKey { case error, parameters }
+
+            /// An error reply's parameters are the error's, not a token: read only without one.
+            init(from decoder: any Decoder) throws {
+                let members = try decoder.container(keyedBy: CodingKeys.self)
+                error = try members.decodeIfPresent(String.self, forKey: .error)
+                parameters = error == nil ? try members.decodeIfPresent(Issued.self, forKey: .parameters) : nil
+            }
         }
         let received: [UInt8]
         do {

@@ -5,7 +5,9 @@ sesamectl-commands in its place."""
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -110,3 +112,29 @@ def test_a_failure_handed_over_is_worded_without_asking_again(daemon, tmp_path):
     account = import_tokens(daemon, subject="alice", access_token="AT-shortcut-json", expires_in=3600)["id"]
     result = run(SESAMECTL, "token", account, "--json", "--socket", str(daemon.socket_path), env=handed)
     assert result.returncode == 0 and json.loads(result.stdout)["accessToken"] == "AT-shortcut-json", result
+
+
+def test_the_shortcuts_failure_is_the_one_worded(tmp_path):
+    """A socket that answers one call, with NoSuchAccount, and then goes: what sesamectl-commands
+    says can only come from the reply the shortcut handed over, since asking again would find
+    nothing listening (status 3)."""
+    path = tmp_path / "once.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def answer_once():
+        connection, _ = listener.accept()
+        with connection:
+            while not connection.recv(4096).endswith(b"\0"):
+                pass
+            reply = {"error": "io.sesame.Accounts.NoSuchAccount", "parameters": {"account": "nobody"}}
+            connection.sendall(json.dumps(reply).encode() + b"\0")
+        listener.close()
+        path.unlink()
+
+    server = threading.Thread(target=answer_once)
+    server.start()
+    result = run(SESAMECTL, "token", "nobody", "--socket", str(path))
+    server.join(timeout=60)
+    assert outcome(result) == (4, "", "no account nobody; see `sesamectl accounts`.\n")
