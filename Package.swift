@@ -39,9 +39,10 @@ let package = Package(
         // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
         .systemLibrary(name: "CProcessHardening"),
         .target(name: "SesameCore"),
-        // One call to sesamed with blocking system calls, and what it needs (the wire's JSON
-        // coders, where sesamed listens): no event loop, no engine, so that a program made of it
-        // alone (sesamectl's token shortcut) starts as fast as a C client.
+        // One call to sesamed with blocking system calls, and what it needs (where sesamed
+        // listens, the wire's strict JSON scan): the C library only, no event loop, no engine, no
+        // Foundation, so that a program made of it alone (sesamectl's token shortcut) starts as
+        // fast as a C client and stays small.
         .target(name: "SesameOneShot"),
         .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
         // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
@@ -117,7 +118,8 @@ let package = Package(
         .executableTarget(
             name: "fuzz-varlink",
             dependencies: [
-                "SesameFuzzing", "SesameProtocol", "SesameVarlink", .product(name: "NIOCore", package: "swift-nio"),
+                "SesameFuzzing", "SesameOneShot", "SesameProtocol", "SesameVarlink",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "fuzz-config", dependencies: ["SesameFuzzing", "SesameDaemon"]),
@@ -182,11 +184,7 @@ let package = Package(
         .executableTarget(
             name: "sesamectl",
             dependencies: ["SesameOneShot"],
-            // FoundationEssentials' own archives, which a static executable names itself.
-            linkerSettings: [
-                .unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
-                .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization"),
-            ]
+            linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
         // Every command of sesamectl's, `token` included, for the command lines the shortcut leaves.
         .executableTarget(

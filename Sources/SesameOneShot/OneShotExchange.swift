@@ -1,11 +1,9 @@
-import FoundationEssentials
 import Glibc
 
 /// One Varlink call on a connection of its own, made with blocking system calls on the calling
 /// thread: for a program that makes a single call and exits (`sesamectl token`), which then starts
 /// no event loop and none of its threads, the larger part of such a program's run. It needs
-/// nothing but the C library and Foundation's JSON coders, so such a program can be linked of
-/// this module alone.
+/// nothing but the C library, so such a program can be linked of this module alone.
 public enum OneShotExchange {
     /// Sends `frame` (one whole message, its NUL included) to the service at `path` and returns
     /// the first reply without its NUL. Blocks the calling thread until the reply has come.
@@ -23,12 +21,6 @@ public enum OneShotExchange {
         defer { close(descriptor) }
         try send(frame, to: descriptor)
         return try receive(from: descriptor, limit: maximumMessageSize)
-    }
-
-    /// The wire form of a call of `method` with `parameters` (an object), NUL included, encoded
-    /// as every Varlink call Sesame sends is.
-    public static func frame(method: String, parameters: some Encodable) throws -> [UInt8] {
-        try CallEnvelope(method: method, parameters: parameters).frame()
     }
 
     /// Writes all of `frame`, retrying after signals and short writes. MSG_NOSIGNAL: a program
@@ -77,29 +69,4 @@ public enum OneShotFailure: Error, Sendable, Equatable {
     case connectionClosed
     /// The reply went on past `limit` bytes without its NUL.
     case replyTooLarge(limit: Int)
-}
-
-/// A call as it goes on the wire: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
-public struct CallEnvelope<Parameters: Encodable>: Encodable {
-    /// The fully qualified method name.
-    public var method: String
-    /// The parameters object; nil leaves the member out.
-    public var parameters: Parameters?
-    /// Set when the caller asks for a stream of replies; nil leaves the member out.
-    public var more: Bool?
-    /// Set when the caller wants no reply; nil leaves the member out.
-    public var oneway: Bool?
-
-    /// A call of `method`.
-    public init(method: String, parameters: Parameters?, more: Bool? = nil, oneway: Bool? = nil) {
-        self.method = method
-        self.parameters = parameters
-        self.more = more
-        self.oneway = oneway
-    }
-
-    /// The wire form, NUL terminator included.
-    public func frame() throws -> [UInt8] {
-        Array(try JSONCoding.encode(self)) + [0]
-    }
 }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 
 /// Where sesamed listens by default, written once for the daemon and its clients.
@@ -23,12 +22,21 @@ public enum SocketPaths {
     /// Where a client finds sesamed: `$SESAME_SOCKET`; else, for a user other than root whose own
     /// (per-user) daemon is running, `$XDG_RUNTIME_DIR/sesame/io.sesame`; else the system daemon's
     /// `/run/sesame/io.sesame`.
-    public static func forClients(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func forClients(environment: [String: String]) -> String {
         if let explicit = environment["SESAME_SOCKET"], !explicit.isEmpty { return explicit }
         if getuid() != 0, let runtime = environment["XDG_RUNTIME_DIR"] {
             let user = user(xdgRuntimeDirectory: runtime)
             if access(user, F_OK) == 0 { return user }
         }
         return system
+    }
+
+    /// Where a client finds sesamed, from this process's environment (`forClients(environment:)`).
+    public static func forClients() -> String {
+        var variables: [String: String] = [:]
+        for name in ["SESAME_SOCKET", "XDG_RUNTIME_DIR"] {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
+        }
+        return forClients(environment: variables)
     }
 }

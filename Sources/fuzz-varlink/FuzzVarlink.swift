@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import SesameFuzzing
+import SesameOneShot
 import SesameProtocol
 @_spi(Fuzzing) import SesameVarlink
 
@@ -101,6 +102,23 @@ private func readFrame(
     }
     if let reply = try? VarlinkReplyMessage(frame: frame) {
         _ = try? reply.decode(expected.reply)
+    }
+    checkTokenReply(Array(frame.readableBytesView))
+}
+
+/// `sesamectl token` reads a reply without a JSON decoder: what it reads as a token or an error
+/// must be what Foundation reads there.
+private func checkTokenReply(_ bytes: [UInt8]) {
+    let read = TokenExchange.reply(bytes)
+    guard read != .unread else { return }
+    let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+    precondition(object != nil, "a reply read as a token or an error is not a JSON object to Foundation")
+    let error = object?["error"] as? String
+    let token = (object?["parameters"] as? [String: Any])?["accessToken"] as? String
+    switch read {
+    case .error: precondition(error != nil, "a reply read as an error has no error to Foundation")
+    case .token(let text): precondition(error == nil && token == text, "a token Foundation reads otherwise")
+    case .unread: break
     }
 }
 

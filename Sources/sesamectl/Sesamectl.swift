@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import SesameOneShot
 
@@ -7,10 +6,6 @@ import SesameOneShot
 /// sesamectl-commands in its place for everything else (the same process, the same arguments).
 @main
 enum Sesamectl {
-    /// The GetToken method of `io.sesame.Accounts` (SesameProtocol's `AccountsContract.getToken`,
-    /// which this program does not link; the end-to-end tests run it against sesamed).
-    static let getToken = "io.sesame.Accounts.GetToken"
-
     /// What the shortcut's GetToken came to.
     private enum Outcome {
         case token(String)
@@ -39,39 +34,24 @@ enum Sesamectl {
     /// sesamectl-commands says what went wrong and what to do next (the login command, which
     /// names the account's provider, or how to start sesamed), in the same words as for every
     /// other command. A reply that is neither a token nor an error (which cannot be handed on
-    /// without a token possibly in it) is left for it to ask again.
+    /// without a token possibly in it), or a token with an escape in its text, is left for it to
+    /// ask again.
     private static func accessToken(_ shortcut: TokenShortcut) -> Outcome {
-        struct Reply: Decodable {
-            struct Issued: Decodable { var accessToken: String }
-            var error: String?
-            var parameters: Issued?
-
-            private enum CodingKeys: String, CodingKey { case error, parameters }
-
-            /// An error reply's parameters are the error's, not a token: read only without one.
-            init(from decoder: any Decoder) throws {
-                let members = try decoder.container(keyedBy: CodingKeys.self)
-                error = try members.decodeIfPresent(String.self, forKey: .error)
-                parameters = error == nil ? try members.decodeIfPresent(Issued.self, forKey: .parameters) : nil
-            }
-        }
         let received: [UInt8]
         do {
-            let frame = try OneShotExchange.frame(method: getToken, parameters: ["account": shortcut.account])
             received = try OneShotExchange.exchange(
-                frame,
+                TokenExchange.frame(account: shortcut.account),
                 unixSocketPath: shortcut.socket ?? SocketPaths.forClients()
             )
-        } catch let failure as OneShotFailure {
-            return .failed(.noReply(failure))
         } catch {
-            return .failed(nil)
+            return .failed(.noReply(error))
         }
-        guard let reply = try? JSONCoding.decode(Reply.self, from: Data(received)) else { return .failed(nil) }
-        if reply.error != nil {
+        switch TokenExchange.reply(received) {
+        case .token(let token): return .token(token)
+        case .error:
             let fits = received.count <= HandedOverFailure.maximumReplySize
             return .failed(fits ? .reply(String(decoding: received, as: UTF8.self)) : nil)
+        case .unread: return .failed(nil)
         }
-        return reply.parameters.map { .token($0.accessToken) } ?? .failed(nil)
     }
 }

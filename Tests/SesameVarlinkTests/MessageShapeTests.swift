@@ -26,12 +26,19 @@ import Testing
         #"{"method":"a.b.C","parameters":{"account":"x","account":"y"}}"#,
         #"{"method":"a.b.C","parameters":{"tokens":{"accessToken":"a","accessToken":"b"}}}"#,
         #"{"method":"a.b.C","parameters":{"list":[{"k":1},{"k":2,"k":3}]}}"#,
+        // Every escape §7 has, read as it reads.
+        #"{"method":"a.b.C","parameters":{"a/b":1,"a\/b":2}}"#,
+        #"{"method":"a.b.C","parameters":{"\"\\":1,"\u0022\u005C":2}}"#,
+        #"{"method":"a.b.C","parameters":{"\b\f\n\r\t":1,"\u0008\u000c\u000A\u000d\u0009":2}}"#,
     ])
     func aKeyNamedTwiceInOneObjectIsAnInvalidMessage(_ text: String) {
         #expect(refusal(text)?.contains("twice") == true, "\(text)")
     }
 
-    @Test(arguments: [#"{"method":"a.b.C","parameters":{"K":1,"\u212A":2}}"#, #"{"méthod":"a.b.C"}"#])
+    @Test(arguments: [
+        #"{"method":"a.b.C","parameters":{"K":1,"\u212A":2}}"#, #"{"méthod":"a.b.C"}"#,
+        #"{"method":"a.b.C","parameters":{"\u0080":1}}"#, #"{"method":"a.b.C","parameters":{"x\ud83d\ude00":1}}"#,
+    ])
     func aNonASCIIKeyIsAnInvalidMessage(_ text: String) {
         // U+212A KELVIN SIGN is canonically "K": a parser comparing strings would see one key twice.
         #expect(refusal(text) == "a key is not an ASCII name")

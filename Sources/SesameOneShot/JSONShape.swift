@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// One pass over a message's bytes before anything is decoded: the JSON grammar of RFC 8259
 /// checked strictly (§2–§8: values, objects, arrays, numbers, strings and their escapes, UTF-8),
 /// nesting deeper than the limit refused, an object that names a key twice refused, and where
@@ -11,9 +9,9 @@ import FoundationEssentials
 /// sesamed runs; Sesame refuses them instead. The pass is linear in the message's size whatever
 /// its shape (recursion stops at the depth limit), so a deeply nested message costs no more to
 /// refuse than a flat one of the same length.
-enum JSONShape {
+package enum JSONShape {
     /// Why a message's shape is refused.
-    enum Problem: Error, Equatable {
+    package enum Problem: Error, Equatable {
         /// Arrays and objects nest deeper than `limit`.
         case tooDeep(limit: Int)
         /// An object names `key` more than once.
@@ -26,24 +24,24 @@ enum JSONShape {
     }
 
     /// A member of a kept object: its name as a parser reads it, and its value's bytes.
-    struct Member: Sendable {
-        var name: Key
-        var value: Range<Int>
+    package struct Member: Sendable {
+        package var name: Key
+        package var value: Range<Int>
     }
 
     /// What a scan found in a top-level object.
-    struct Document {
+    package struct Document {
         /// Its members, in order.
-        var members: [Member]
+        package var members: [Member]
         /// The members of its member named as asked, when that is an object, in order; their
         /// value ranges are in the whole message's bytes.
-        var inner: [Member]?
+        package var inner: [Member]?
     }
 
     /// Checks `bytes` and returns the top-level object's members and, if `inner` names one of
     /// them that is an object, that object's members too (a call's parameters, so that one is
     /// read without a second pass); nil when the bytes are JSON but not an object.
-    static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]? = nil)
+    package static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]? = nil)
         throws(Problem) -> Document?
     {
         // Structure is ASCII; only strings may hold other bytes, and all of them must be UTF-8
@@ -186,10 +184,7 @@ enum JSONShape {
                 guard raw.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
                 return .raw(range)
             }
-            let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
-            // The scan checked the escapes; Foundation reads them as any parser would.
-            let text = (try? JSONDecoder().decode(String.self, from: quoted)).map { Array($0.utf8) } ?? Array(raw)
-            guard text.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
+            guard let text = unescapedASCII(raw) else { throw .keyNotASCII }
             return .unescaped(text)
         }
 
