@@ -45,6 +45,22 @@ def test_the_token_comes_from_sesamectl_alone_in_every_spelling_of_the_socket(da
         assert outcome(result) == (0, "AT-shortcut-alice\n", ""), args
 
 
+def test_a_token_or_account_the_shortcut_does_not_read_exactly_is_left_to_sesamectl_commands(daemon, alone):
+    """sesamectl reads replies without a JSON decoder: a token with an escape in its JSON text
+    (a quote, a backslash) and an account with a quote in it are read by sesamectl-commands,
+    which sesamectl alone cannot run."""
+    token = 'AT-"quoted"\\back/slash'
+    account = import_tokens(daemon, subject="quoter", access_token=token, expires_in=3600)["id"]
+    socket = str(daemon.socket_path)
+    assert outcome(run(SESAMECTL, "token", account, "--socket", socket)) == (0, token + "\n", "")
+    assert run(alone, "token", account, "--socket", socket).returncode == 127
+    plain = import_tokens(daemon, subject="plain", access_token="AT-plain/slash+=", expires_in=3600)["id"]
+    assert outcome(run(alone, "token", plain, "--socket", socket)) == (0, "AT-plain/slash+=\n", "")
+    quoted = outcome(run(SESAMECTL, "token", 'no"body', "--socket", socket))
+    assert quoted == outcome(run(COMMANDS, "token", 'no"body', "--socket", socket)) and quoted[0] == 4, quoted
+    assert run(alone, "token", 'no"body', "--socket", socket).returncode == 127
+
+
 def test_the_version_comes_from_sesamectl_alone_and_is_the_commands_version(alone):
     version = outcome(run(alone, "--version"))
     assert version == outcome(run(COMMANDS, "--version")) and version[0] == 0 and version[1].strip(), version
