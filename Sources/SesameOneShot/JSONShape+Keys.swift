@@ -48,9 +48,9 @@ extension JSONShape {
         return memcmp(one, other, first.count) == 0
     }
 
-    /// The text of a key whose escapes the scan has checked (§7), when it is ASCII, as every
-    /// Varlink name is; nil when an escape stands for anything else (`\u00e9`, a surrogate pair).
-    /// Only the escapes' meaning is needed, so no JSON decoder is linked for it.
+    /// The text of a key between its quotes, when it is ASCII once its escapes (§7) are read, as
+    /// every Varlink name is; nil when an escape stands for anything else (`\u00e9`, a surrogate
+    /// pair) or is not one. Only the escapes' meaning is needed, so no JSON decoder is linked for it.
     static func unescapedASCII(_ raw: UnsafeRawBufferPointer.SubSequence) -> [UInt8]? {
         var text: [UInt8] = []
         text.reserveCapacity(raw.count)
@@ -63,21 +63,27 @@ extension JSONShape {
                 text.append(byte)
                 continue
             }
+            guard index < raw.endIndex else { return nil }
             let kind = raw[index]
             index += 1
             switch kind {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(kind)
             case UInt8(ascii: "b"): text.append(0x08)
             case UInt8(ascii: "f"): text.append(0x0C)
             case UInt8(ascii: "n"): text.append(0x0A)
             case UInt8(ascii: "r"): text.append(0x0D)
             case UInt8(ascii: "t"): text.append(0x09)
             case UInt8(ascii: "u"):
+                guard raw.endIndex - index >= 4 else { return nil }
                 var unit = 0
-                for digit in raw[index..<(index + 4)] { unit = unit << 4 | Int(Scanner.hexValue(digit) ?? 0) }
+                for digit in raw[index..<(index + 4)] {
+                    guard let value = Scanner.hexValue(digit) else { return nil }
+                    unit = unit << 4 | Int(value)
+                }
                 index += 4
                 guard unit < 0x80 else { return nil }
                 text.append(UInt8(unit))
-            default: text.append(kind)  // A quote, a backslash and a slash stand for themselves.
+            default: return nil
             }
         }
         return text

@@ -23,6 +23,10 @@ package enum JSONShape {
         case malformed(String, offset: Int)
     }
 
+    /// How deep arrays and objects may nest in a message Sesame reads (`VarlinkCall` and
+    /// `sesamectl token`'s reply alike); Sesame's own messages need 4.
+    package static let maximumNesting = 64
+
     /// A member of a kept object: its name as a parser reads it, and its value's bytes.
     package struct Member: Sendable {
         package var name: Key

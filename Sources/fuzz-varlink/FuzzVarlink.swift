@@ -109,15 +109,17 @@ private func readFrame(
 /// `sesamectl token` reads a reply without a JSON decoder: what it reads as a token or an error
 /// must be what Foundation reads there.
 private func checkTokenReply(_ bytes: [UInt8]) {
-    let read = TokenExchange.reply(bytes)
+    let read = GetTokenWire.reply(bytes)
     guard read != .unread else { return }
     let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
     precondition(object != nil, "a reply read as a token or an error is not a JSON object to Foundation")
-    let error = object?["error"] as? String
     let token = (object?["parameters"] as? [String: Any])?["accessToken"] as? String
     switch read {
-    case .error: precondition(error != nil, "a reply read as an error has no error to Foundation")
-    case .token(let text): precondition(error == nil && token == text, "a token Foundation reads otherwise")
+    case .error: precondition(object?["error"] is String, "a reply read as an error has no error to Foundation")
+    case .token(let text):
+        // Bytes, not String equality, which would let canonically equivalent tokens pass.
+        precondition(object?["error"] == nil, "a reply read as a token has an error to Foundation")
+        precondition(token.map { Array($0.utf8) } == Array(text.utf8), "a token Foundation reads otherwise")
     case .unread: break
     }
 }

@@ -40,13 +40,13 @@ enum Sesamectl {
         let received: [UInt8]
         do {
             received = try OneShotExchange.exchange(
-                TokenExchange.frame(account: shortcut.account),
+                GetTokenWire.frame(account: shortcut.account),
                 unixSocketPath: shortcut.socket ?? SocketPaths.forClients()
             )
         } catch {
             return .failed(.noReply(error))
         }
-        switch TokenExchange.reply(received) {
+        switch GetTokenWire.reply(received) {
         case .token(let token): return .token(token)
         case .error:
             let fits = received.count <= HandedOverFailure.maximumReplySize

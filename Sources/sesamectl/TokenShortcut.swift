@@ -2,10 +2,9 @@ import SesameOneShot
 
 /// The one command line `sesamectl` answers without the rest of itself: `token ACCOUNT`, with
 /// the daemon's socket as `--socket PATH` or `--socket=PATH` before or after the account. Any
-/// other spelling (another option, `--help`, `--`, a second account, an account with a quote or
-/// a backslash in it) is left to
-/// sesamectl-commands, whose parser words every usage error, so the shortcut never answers a
-/// command line differently from it.
+/// other spelling (another option, `--help`, `--`, a second account, an account with a quote, a
+/// backslash or a control character in it) is left to sesamectl-commands, whose parser words
+/// every usage error, so the shortcut never answers a command line differently from it.
 struct TokenShortcut: Equatable {
     /// The account, its id or name.
     var account: String
@@ -30,7 +29,7 @@ struct TokenShortcut: Equatable {
                 guard socket == nil, !value.isEmpty else { return nil }
                 socket = value
             } else {
-                guard account == nil, !argument.isEmpty, !argument.hasPrefix("-"), TokenExchange.fitsUnescaped(argument)
+                guard account == nil, !argument.isEmpty, !argument.hasPrefix("-"), GetTokenWire.fitsUnescaped(argument)
                 else { return nil }
                 account = argument
             }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SesameOneShot
 
 extension JSONValue {
     /// Compact JSON text of this value, for messages and logs.

@@ -153,7 +153,7 @@ public struct VarlinkCall: Sendable {
 
 extension VarlinkCall {
     /// How deep arrays and objects may nest in a call; Sesame's own calls need 4.
-    public static let maximumNesting = 64
+    public static let maximumNesting = JSONShape.maximumNesting
 
     /// Parses one NUL-stripped frame; anything that is not a well-formed call is `InvalidMessage`.
     /// The envelope is read from the shape check's pass over the bytes, without a decoder; only

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import NIOCore
-import SesameOneShot
 
 /// The parameters of one successful reply, already encoded, so one event can be sent to many
 /// subscribers without encoding it again.

@@ -2,13 +2,10 @@
 /// (the scan sesamed checks every call with, `JSONShape`), so that sesamectl links no JSON
 /// decoder, nor the Foundation that comes with one. Whatever falls outside what these read
 /// exactly is not guessed at: it is left to sesamectl-commands, which decodes every reply.
-package enum TokenExchange {
+package enum GetTokenWire {
     /// The GetToken method of `io.sesame.Accounts` (SesameProtocol's `AccountsContract.getToken`,
     /// which this program does not link; the end-to-end tests run it against sesamed).
     package static let getToken = "io.sesame.Accounts.GetToken"
-
-    /// How deep a reply may nest: as deep as sesamed lets a call (`VarlinkCall.maximumNesting`).
-    package static let maximumNesting = 64
 
     /// What sesamed's reply says.
     package enum Reply: Equatable {
@@ -40,7 +37,7 @@ package enum TokenExchange {
         received.withUnsafeBytes { bytes -> Reply in
             let scanned = try? JSONShape.scan(
                 bytes,
-                depthLimit: maximumNesting,
+                depthLimit: JSONShape.maximumNesting,
                 keepingMembersOf: Array("parameters".utf8)
             )
             guard let document = scanned ?? nil else { return .unread }
