@@ -52,10 +52,9 @@ package enum GetTokenWire {
     /// The text of the string value at `range`, when it has no escape in it (a token as sesamed
     /// writes it: slashes unescaped); nil for any other value.
     private static func string(at range: Range<Int>, in bytes: UnsafeRawBufferPointer) -> String? {
-        let value = bytes[range]
-        guard value.count >= 2, value.first == UInt8(ascii: "\"") else { return nil }
-        let inside = value.dropFirst().dropLast()
-        guard !inside.contains(UInt8(ascii: "\\")) else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: inside), as: UTF8.self)
+        guard case .text(let text)? = JSONShape.string(UnsafeRawBufferPointer(rebasing: bytes[range])) else {
+            return nil
+        }
+        return text
     }
 }

@@ -48,6 +48,22 @@ extension JSONShape {
         return memcmp(one, other, first.count) == 0
     }
 
+    /// How a value the scan checked reads as a string, without a decoder.
+    package enum StringValue: Equatable {
+        /// A string with no escape in it (nearly every one): its text, the bytes between its quotes.
+        case text(String)
+        /// A string with an escape in it, left to a decoder.
+        case escaped
+    }
+
+    /// `value` (one value's bytes, as a scan found them) read as a string; nil when it is not one.
+    package static func string(_ value: UnsafeRawBufferPointer) -> StringValue? {
+        guard value.count >= 2, value.first == UInt8(ascii: "\"") else { return nil }
+        let inside = UnsafeRawBufferPointer(rebasing: value.dropFirst().dropLast())
+        guard !inside.contains(UInt8(ascii: "\\")) else { return .escaped }
+        return .text(String(decoding: inside, as: UTF8.self))
+    }
+
     /// The text of a key between its quotes, when it is ASCII once its escapes (§7) are read, as
     /// every Varlink name is; nil when an escape stands for anything else (`\u00e9`, a surrogate
     /// pair) or is not one. Only the escapes' meaning is needed, so no JSON decoder is linked for it.

@@ -77,16 +77,13 @@ struct ReceivedEnvelope {
     private static func string(_ value: UnsafeRawBufferPointer, named name: String) throws(VarlinkProtocolError)
         -> String
     {
-        guard value.first == UInt8(ascii: "\"") else {
-            throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
+        switch JSONShape.string(value) {
+        case .text(let text)?: return text
+        // Escapes are rare in a method name; Foundation reads them.
+        case .escaped?: if let text = try? JSONCoding.decode(String.self, from: Data(value)) { return text }
+        case nil: break
         }
-        let inside = UnsafeRawBufferPointer(rebasing: value.dropFirst().dropLast())
-        guard inside.contains(UInt8(ascii: "\\")) else { return String(decoding: inside, as: UTF8.self) }
-        // Escapes are rare in a method name; Foundation reads them (and refuses a lone surrogate).
-        guard let text = try? JSONCoding.decode(String.self, from: Data(value)) else {
-            throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
-        }
-        return text
+        throw .invalidMessage("not a Varlink call: wrong type for '\(name)'")
     }
 
     /// The bytes of an object, nil for null; anything else is refused.

@@ -126,11 +126,12 @@ public struct VarlinkCall: Sendable {
             let value = UnsafeRawBufferPointer(
                 rebasing: bytes[(member.value.lowerBound - offset)..<(member.value.upperBound - offset)]
             )
-            guard value.first == UInt8(ascii: "\"") else { return nil }
-            let inside = UnsafeRawBufferPointer(rebasing: value.dropFirst().dropLast())
-            guard inside.contains(UInt8(ascii: "\\")) else { return String(decoding: inside, as: UTF8.self) }
-            // Escapes are rare in an account id; Foundation reads them (and refuses a lone surrogate).
-            return try? JSONCoding.decode(String.self, from: Data(value))
+            switch JSONShape.string(value) {
+            case .text(let text)?: return text
+            // Escapes are rare in an account id; Foundation reads them.
+            case .escaped?: return try? JSONCoding.decode(String.self, from: Data(value))
+            case nil: return nil
+            }
         }
     }
 
