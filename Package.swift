@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CPeerCredentials"),
         // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
         .systemLibrary(name: "CProcessHardening"),
+        // Header only: the Linux timer that tells sesamed the wall clock was set or it resumed.
+        .systemLibrary(name: "CWallClock"),
         .target(name: "SesameCore"),
         // One call to sesamed with blocking system calls, and what it needs (where sesamed
         // listens, the wire's strict JSON scan): the C library only, no event loop, no engine, no
@@ -91,7 +93,7 @@ let package = Package(
         .target(
             name: "SesameDaemon",
             dependencies: [
-                "CSystemd", "CProcessHardening",
+                "CSystemd", "CProcessHardening", "CWallClock",
                 "SesameCore",
                 "SesameOneShot",
                 "SesameStore",

@@ -30,6 +30,11 @@ public final class TestClock: SessionClock {
     /// How many tasks are sleeping on this clock right now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// How long each sleeping task has left to sleep, shortest first.
+    public var sleepsLeft: [Duration] {
+        state.withLock { state in state.sleepers.values.map { $0.deadline - state.monotonic }.sorted() }
+    }
+
     /// Returns true once `count` tasks sleep on this clock, so that moving it wakes them, or
     /// false when they still do not after many turns (the test then fails on what it checks
     /// next instead of hanging). It yields rather than waiting on wall time, so a busy machine

@@ -114,7 +114,7 @@ public struct Daemon: Sendable {
                 service: WatchdogService(notifier: notifier, engine: engine, logger: logger),
                 serviceName: "watchdog"
             ),
-            .init(service: DeadlineService(engine: engine), serviceName: "deadlines"),
+            .init(service: DeadlineService(engine: engine, logger: logger), serviceName: "deadlines"),
             .init(
                 service: StatusService(engine: engine, changes: statusChanges, notifier: notifier),
                 serviceName: "status"

@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameCoreTesting
 import Synchronization
+import Testing
 
 /// A refresher the tests script: it counts calls and answers with what the test queued.
 final class ScriptedRefresher: TokenRefresher {
@@ -146,6 +147,15 @@ struct EngineFixture {
                 tokens: tokens(lifetime: lifetime, refresh: refresh)
             )
         )
+    }
+
+    /// Lets the deadline loop look at the last change: changes are looked at once a second at
+    /// most, so it waits out that second, and this moves the clock past it and waits until the
+    /// loop sleeps again.
+    func lookAtTheChange() async throws {
+        try #require(await yieldUntil { clock.sleepsLeft == [.seconds(1)] })
+        clock.advance(by: .seconds(1))
+        try #require(await yieldUntil { clock.sleeperCount == 1 && clock.sleepsLeft != [.seconds(1)] })
     }
 
     func subscribe(_ filter: EventFilter = EventFilter()) async -> Subscription<AuthEvent> {

@@ -64,7 +64,7 @@ import Testing
         #expect(kinds == [.loggedIn, .expiring, .expired])
     }
 
-    @Test func afterASuspendPastTheDeadlineTheLoopFiresWithinOneCheck() async throws {
+    @Test func afterASuspendPastTheDeadlineTheResumeNoticeFiresIt() async throws {
         let fixture = EngineFixture()
         let events = await fixture.subscribe()
         _ = try await fixture.importAccount(lifetime: .seconds(600))
@@ -74,9 +74,51 @@ import Testing
         await fixture.clock.untilSleeping()
         // The lid closes for an hour: wall time moves, monotonic time does not, no timer fires.
         fixture.clock.suspend(for: .seconds(3600))
-        // The lid opens; at most one check interval (1 s of monotonic time) later the loop looks.
-        fixture.clock.advance(by: .seconds(1))
+        // The lid opens, and the system says the wall clock moved: the loop looks at once.
+        fixture.engine.wallClockChanged()
         #expect(try await events.kinds(2) == [.expiring, .expired])
+    }
+
+    @Test func anIdleLoopSleepsUntilTheNextDeadline() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(240))
+        #expect(try await events.kinds(1) == [.loggedIn])
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        try await fixture.lookAtTheChange()
+        // `expiring` is due 60 s before the end: one sleep until then, not a wake-up a second.
+        #expect(fixture.clock.sleepsLeft == [.seconds(179)])
+        fixture.clock.advance(by: .seconds(179))
+        #expect(try await events.kinds(1) == [.expiring])
+    }
+
+    @Test func noDeadlineIsFurtherAwayThanTheCheckInterval() async throws {
+        let fixture = EngineFixture()
+        _ = try await fixture.importAccount(lifetime: .seconds(7 * 86400))
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        try await fixture.lookAtTheChange()
+        // A wall clock slewed by NTP drifts from the sleep's clock: it is read every 5 minutes.
+        #expect(fixture.clock.sleepsLeft == [.seconds(300)])
+    }
+
+    @Test func aChangeBringingAnEarlierDeadlineWakesTheSleepingLoop() async throws {
+        let fixture = EngineFixture()
+        let events = await fixture.subscribe()
+        _ = try await fixture.importAccount(lifetime: .seconds(240))
+        let loop = Task { await fixture.engine.runDeadlines() }
+        defer { loop.cancel() }
+        try await fixture.lookAtTheChange()
+        #expect(fixture.clock.sleepsLeft == [.seconds(179)])
+        // A second account, expiring sooner, while the loop sleeps towards the first's deadline.
+        _ = try await fixture.engine.importSession(
+            ImportedSession(provider: "p", subject: "second", owner: 1, tokens: fixture.tokens(lifetime: .seconds(90)))
+        )
+        try await fixture.lookAtTheChange()
+        #expect(fixture.clock.sleepsLeft == [.seconds(29)])
+        fixture.clock.advance(by: .seconds(29))
+        #expect(try await events.kinds(3) == [.loggedIn, .loggedIn, .expiring])
     }
 
     @Test func theLoopWaitsForDeadlinesAddedWhileIdle() async throws {

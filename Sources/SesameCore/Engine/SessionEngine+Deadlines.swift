@@ -73,31 +73,67 @@ extension SessionEngine {
         return end.addingTimeInterval(-margin)
     }
 
-    /// Fires deadlines as they pass until the task is cancelled. It sleeps in steps of at most
-    /// `wallClockCheckInterval` on the session clock (which never jumps) and decides by the
-    /// wall clock, so a deadline passed during suspend, or skipped over by a clock jump, fires
-    /// within one step.
+    /// Fires deadlines as they pass until the task is cancelled. Between them it sleeps on the
+    /// session clock (which never jumps) until the next deadline, or `wallClockCheckInterval`
+    /// if that comes first, and decides by the wall clock. Whatever may move a deadline wakes
+    /// it early instead: a change to the accounts, and `wallClockChanged()`, the notice of a
+    /// clock set or a resume. So an idle daemon sleeps until its next deadline.
     public func runDeadlines() async {
         guard let changeStream else { return }
         self.changeStream = nil
-        var changes = changeStream.makeAsyncIterator()
+        // The alarm wakes the loop through the same stream as changes do.
+        var wakeUps = changeStream.makeAsyncIterator()
+        let spacing = policy.deadlineScanSpacing.timeInterval
+        var scanned: Date?
+        var alarm: Task<Void, Never>?
+        defer { alarm?.cancel() }
         while !Task.isCancelled {
-            fireDueDeadlines()
-            if let next = nextDeadline() {
-                // A deadline still due after firing is one whose save failed: retry it at the
-                // next check rather than spin on a failing store.
-                let remaining = next.timeIntervalSince(clock.now)
-                let check = policy.wallClockCheckInterval.timeInterval
-                let step = remaining > 0 ? min(remaining, check) : check
-                do {
-                    try await clock.sleep(for: .milliseconds(Int64((step * 1000).rounded(.up))))
-                } catch {
-                    return
-                }
-            } else if await changes.next() == nil {
-                return
+            // Looking means going through every account, so a burst of changes (a thousand
+            // imports) is looked at once per spacing, not once per change. Measured by the wall
+            // clock, so a resume, or the clock set back or on by more than the spacing, is
+            // looked at at once.
+            let since = scanned.map { clock.now.timeIntervalSince($0) } ?? .infinity
+            if since >= 0, since < spacing {
+                alarm = setAlarm(in: spacing - since)
+            } else {
+                fireDueDeadlines()
+                scanned = clock.now
+                alarm = nextDeadline().map { setAlarm(in: step(to: $0)) }
             }
+            guard await wakeUps.next() != nil else { return }
+            alarm?.cancel()
         }
+    }
+
+    /// Wakes the deadline loop to read the wall clock again: the clock was set (by NTP, a user,
+    /// a restored virtual machine) or the machine resumed from suspend. Deadlines are wall-clock
+    /// times, and the loop's sleep does not see either happen.
+    public nonisolated func wallClockChanged() {
+        changes.yield()
+    }
+
+    /// How long the deadline loop sleeps towards `next`: until it is due, or `wallClockCheckInterval`
+    /// if that is sooner (the wall clock may drift from the session clock without notice, as NTP
+    /// slews it). A deadline still due after firing is one whose save failed: it is tried
+    /// again after `deadlineScanSpacing`, rather than spinning on a failing store.
+    private func step(to next: Date) -> TimeInterval {
+        let remaining = next.timeIntervalSince(clock.now)
+        guard remaining > 0 else { return policy.deadlineScanSpacing.timeInterval }
+        return min(remaining, policy.wallClockCheckInterval.timeInterval)
+    }
+
+    /// A task that wakes the deadline loop after `seconds` on the session clock.
+    private func setAlarm(in seconds: TimeInterval) -> Task<Void, Never> {
+        let (clock, changes) = (clock, changes)
+        return Task {
+            guard (try? await clock.sleep(for: .milliseconds(Self.roundedUp(seconds)))) != nil else { return }
+            changes.yield()
+        }
+    }
+
+    /// `seconds` in whole milliseconds, rounded up so that a sleep never ends before its time.
+    private static func roundedUp(_ seconds: TimeInterval) -> Int64 {
+        Int64((seconds * 1000).rounded(.up))
     }
 
     /// When the planned refresh of `stored` is due, if refreshing ahead is on, one is planned

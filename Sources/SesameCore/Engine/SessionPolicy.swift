@@ -6,9 +6,15 @@ public struct SessionPolicy: Sendable, Hashable {
     public var expiringMargin: Duration
     /// `GetToken` refreshes a token that expires within this long, rather than hand it out.
     public var refreshMargin: Duration
-    /// Longest sleep between checks of the wall clock, which bounds how late an event
-    /// fires after a resume from suspend or a clock jump.
+    /// Longest sleep of the deadline loop between readings of the wall clock. The loop is
+    /// woken at once when the clock is set or the machine resumes (`wallClockChanged()`), so
+    /// this bounds only how late a deadline fires when the wall clock moves without notice:
+    /// NTP slewing it, or a system that gives no notice.
     public var wallClockCheckInterval: Duration
+    /// The least time between two looks at every account's deadlines: a burst of changes is
+    /// looked at once per spacing, and a deadline still due after its events were fired (their
+    /// save failed) is tried again after it.
+    public var deadlineScanSpacing: Duration = .seconds(1)
     /// Whether tokens are refreshed ahead of expiry without anyone asking.
     public var refreshAhead: Bool
     /// The shortest time between two planned refreshes of one account, so a provider that hands
@@ -28,7 +34,7 @@ public struct SessionPolicy: Sendable, Hashable {
     public init(
         expiringMargin: Duration = .seconds(60),
         refreshMargin: Duration = .seconds(30),
-        wallClockCheckInterval: Duration = .seconds(1),
+        wallClockCheckInterval: Duration = .seconds(300),
         refreshAhead: Bool = true,
         minimumRefreshInterval: Duration = .seconds(30),
         maximumRetryDelay: Duration = .seconds(300)

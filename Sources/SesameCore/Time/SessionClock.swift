@@ -1,12 +1,12 @@
 import FoundationEssentials
 
 /// The two readings session timing needs. Expiry is wall-clock time, which may jump; timers
-/// sleep on a clock that never jumps, in short steps, and decide by the wall clock. On Linux
-/// `Task.sleep` measures with `ContinuousClock`, which is CLOCK_BOOTTIME: it keeps counting
-/// while the machine is suspended, so a sleep whose end passed during suspend returns right
-/// after resume. What bounds the delay of an event after a resume or a wall-clock jump is the
-/// step (`SessionPolicy.wallClockCheckInterval`): at the latest one step later, the wall clock
-/// is read again and every deadline it has passed fires.
+/// sleep on a clock that never jumps and decide by the wall clock. On Linux `Task.sleep`
+/// measures with `ContinuousClock`, which is CLOCK_BOOTTIME: it keeps counting while the
+/// machine is suspended, so a sleep whose end passed during suspend returns right after resume.
+/// A wall clock that is set while a timer sleeps is the engine's to hear of
+/// (`SessionEngine.wallClockChanged()`); without such a notice, what bounds the delay is
+/// `SessionPolicy.wallClockCheckInterval`.
 public protocol SessionClock: Sendable {
     /// Wall-clock time: what token expiry is measured in. It may jump (NTP, a user, a resume).
     var now: Date { get }
