@@ -16,8 +16,12 @@
    matters. systemd watches for time changes the same way. Glibc's module for Swift leaves
    <sys/timerfd.h> out. Each returns -1 with errno set on failure. */
 
+/* The largest time_t, whatever its width: the end of time the timer is armed for. */
+#define SESAME_TIME_T_MAX ((time_t)((UINT64_C(1) << (sizeof(time_t) * 8 - 1)) - 1))
+
+/* Arms the timer (again: after each notice). */
 static inline int sesame_wall_clock_arm(int fd) {
-    struct itimerspec never = {.it_interval = {0, 0}, .it_value = {(time_t)INT64_MAX, 0}};
+    struct itimerspec never = {.it_interval = {0, 0}, .it_value = {SESAME_TIME_T_MAX, 0}};
     return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &never, NULL);
 }
 
@@ -34,24 +38,25 @@ static inline int sesame_wall_clock_watch(void) {
     return fd;
 }
 
-/* Reads the descriptor: 1 when the clock changed (and the timer is armed again for the next
-   change), 0 when it did not, -1 with errno on any other failure. */
+/* Reads the descriptor: 1 when the clock changed (arm it again for the next change), 0 when it
+   did not, -1 with errno on any other failure. */
 static inline int sesame_wall_clock_changed(int fd) {
     uint64_t expirations;
     if (read(fd, &expirations, sizeof expirations) >= 0 || errno == EAGAIN || errno == EINTR) return 0;
-    if (errno != ECANCELED) return -1;
-    return sesame_wall_clock_arm(fd) < 0 ? -1 : 1;
+    return errno == ECANCELED ? 1 : -1;
 }
 
-/* Whether something (an NTP daemon) keeps the wall clock synchronized now: the kernel's
-   STA_UNSYNC is clear. For tests, which set the clock only where this is false. */
+/* Whether something (an NTP daemon) may be keeping the wall clock synchronized: the kernel's
+   STA_UNSYNC is clear, or its state cannot be read. For tests, which set the clock only where
+   this is false. */
 static inline int sesame_wall_clock_synchronized(void) {
     struct timex state = {.modes = 0};
-    return adjtimex(&state) >= 0 && !(state.status & STA_UNSYNC);
+    return adjtimex(&state) < 0 || !(state.status & STA_UNSYNC);
 }
 
-/* Sets the wall clock to what it reads, which cancels the timers above: it moves back only by
-   the time between reading and setting, well under a microsecond. (adjtimex's ADJ_SETOFFSET by
+/* Sets the wall clock to what it reads, which cancels the timers above: it moves back by the
+   time between reading and setting (well under a microsecond unless the thread is preempted
+   between the two calls). (adjtimex's ADJ_SETOFFSET by
    zero would move it by nothing, but recent kernels do not count that as setting it.) Setting
    the clock also clears the kernel's NTP state, so tests call this only on a clock nothing
    synchronizes. Needs CAP_SYS_TIME. */

@@ -3,7 +3,7 @@ import SesameCore
 import SesameCoreTesting
 import Testing
 
-@Suite struct RefreshTests {
+@Suite(.timeLimit(.minutes(1))) struct RefreshTests {
     @Test func aThousandConcurrentCallersCauseExactlyOneRefresh() async throws {
         let refresher = ScriptedRefresher(gated: true)
         let fixture = EngineFixture(refresher: refresher)
@@ -92,8 +92,11 @@ import Testing
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: "RT-2", access: "AT-2")))
         let loop = Task { await fixture.engine.runDeadlines() }
         defer { loop.cancel() }
-        await fixture.clock.untilSleeping()
-        // Asleep through the planned refresh (due ~54 min in) but not past expiry.
+        try await fixture.lookAtTheChange()
+        // The refresh is due ~54 min in: the loop sleeps the check interval towards it.
+        try #require(fixture.clock.sleepsLeft == [.seconds(300)])
+        // Asleep through the planned refresh but not past expiry. The test clock's sleeps stand
+        // still meanwhile (as CLOCK_MONOTONIC's would), so only the notice can wake the loop.
         fixture.clock.suspend(for: .seconds(3300))
         #expect(fixture.refresher.calls == 0, "no timer fires during suspend")
         fixture.engine.wallClockChanged()

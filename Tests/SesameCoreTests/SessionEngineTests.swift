@@ -3,7 +3,7 @@ import SesameCore
 import SesameCoreTesting
 import Testing
 
-@Suite struct SessionEngineTests {
+@Suite(.timeLimit(.minutes(1))) struct SessionEngineTests {
     @Test func importAnnouncesLoggedInWithoutTokenMaterial() async throws {
         let fixture = EngineFixture()
         let events = await fixture.subscribe()
@@ -71,8 +71,10 @@ import Testing
         #expect(try await events.kinds(1) == [.loggedIn])
         let loop = Task { await fixture.engine.runDeadlines() }
         defer { loop.cancel() }
-        await fixture.clock.untilSleeping()
-        // The lid closes for an hour: wall time moves, monotonic time does not, no timer fires.
+        try await fixture.lookAtTheChange()
+        try #require(fixture.clock.sleepsLeft == [.seconds(300)])
+        // The lid closes for an hour: wall time moves, the test clock's sleeps stand still (as
+        // CLOCK_MONOTONIC's would), and no timer fires.
         fixture.clock.suspend(for: .seconds(3600))
         // The lid opens, and the system says the wall clock moved: the loop looks at once.
         fixture.engine.wallClockChanged()
@@ -88,19 +90,21 @@ import Testing
         defer { loop.cancel() }
         try await fixture.lookAtTheChange()
         // `expiring` is due 60 s before the end: one sleep until then, not a wake-up a second.
-        #expect(fixture.clock.sleepsLeft == [.seconds(179)])
+        try #require(fixture.clock.sleepsLeft == [.seconds(179)])
         fixture.clock.advance(by: .seconds(179))
         #expect(try await events.kinds(1) == [.expiring])
     }
 
-    @Test func noDeadlineIsFurtherAwayThanTheCheckInterval() async throws {
+    @Test func theLoopNeverSleepsLongerThanTheCheckInterval() async throws {
         let fixture = EngineFixture()
         _ = try await fixture.importAccount(lifetime: .seconds(7 * 86400))
         let loop = Task { await fixture.engine.runDeadlines() }
-        defer { loop.cancel() }
         try await fixture.lookAtTheChange()
-        // A wall clock slewed by NTP drifts from the sleep's clock: it is read every 5 minutes.
+        // A wall clock set with nobody saying so is seen within 5 minutes.
         #expect(fixture.clock.sleepsLeft == [.seconds(300)])
+        // And a stopped loop leaves no alarm behind.
+        loop.cancel()
+        #expect(await yieldUntil { fixture.clock.sleeperCount == 0 })
     }
 
     @Test func aChangeBringingAnEarlierDeadlineWakesTheSleepingLoop() async throws {
@@ -110,13 +114,13 @@ import Testing
         let loop = Task { await fixture.engine.runDeadlines() }
         defer { loop.cancel() }
         try await fixture.lookAtTheChange()
-        #expect(fixture.clock.sleepsLeft == [.seconds(179)])
+        try #require(fixture.clock.sleepsLeft == [.seconds(179)])
         // A second account, expiring sooner, while the loop sleeps towards the first's deadline.
         _ = try await fixture.engine.importSession(
             ImportedSession(provider: "p", subject: "second", owner: 1, tokens: fixture.tokens(lifetime: .seconds(90)))
         )
         try await fixture.lookAtTheChange()
-        #expect(fixture.clock.sleepsLeft == [.seconds(29)])
+        try #require(fixture.clock.sleepsLeft == [.seconds(29)])
         fixture.clock.advance(by: .seconds(29))
         #expect(try await events.kinds(3) == [.loggedIn, .loggedIn, .expiring])
     }

@@ -74,10 +74,10 @@ extension SessionEngine {
     }
 
     /// Fires deadlines as they pass until the task is cancelled. Between them it sleeps on the
-    /// session clock (which never jumps) until the next deadline, or `wallClockCheckInterval`
+    /// session clock (which is never set) until the next deadline, or `wallClockCheckInterval`
     /// if that comes first, and decides by the wall clock. Whatever may move a deadline wakes
-    /// it early instead: a change to the accounts, and `wallClockChanged()`, the notice of a
-    /// clock set or a resume. So an idle daemon sleeps until its next deadline.
+    /// it early instead: a change to the accounts, and `wallClockChanged()`, the notice that the
+    /// wall clock was set. So an idle daemon sleeps until its next deadline.
     public func runDeadlines() async {
         guard let changeStream else { return }
         self.changeStream = nil
@@ -100,33 +100,37 @@ extension SessionEngine {
                 scanned = clock.now
                 alarm = nextDeadline().map { setAlarm(in: step(to: $0)) }
             }
+            // Firing a deadline changes an account, which wakes the loop too: it looks again
+            // a spacing later, and the alarm just set gives way to that.
             guard await wakeUps.next() != nil else { return }
             alarm?.cancel()
         }
     }
 
-    /// Wakes the deadline loop to read the wall clock again: the clock was set (by NTP, a user,
-    /// a restored virtual machine) or the machine resumed from suspend. Deadlines are wall-clock
-    /// times, and the loop's sleep does not see either happen.
+    /// Wakes the deadline loop to read the wall clock again: the clock was set (by NTP stepping
+    /// it, a user, a restored virtual machine). Deadlines are wall-clock times, and the loop
+    /// sleeps on a clock that is never set. Calling it after a resume does no harm.
     public nonisolated func wallClockChanged() {
         changes.yield()
     }
 
     /// How long the deadline loop sleeps towards `next`: until it is due, or `wallClockCheckInterval`
-    /// if that is sooner (the wall clock may drift from the session clock without notice, as NTP
-    /// slews it). A deadline still due after firing is one whose save failed: it is tried
-    /// again after `deadlineScanSpacing`, rather than spinning on a failing store.
+    /// if that is sooner (the wall clock may have been set with nobody saying so). A deadline
+    /// still due after firing is one whose save failed: it is tried again after
+    /// `deadlineScanSpacing`, rather than spinning on a failing store.
     private func step(to next: Date) -> TimeInterval {
         let remaining = next.timeIntervalSince(clock.now)
         guard remaining > 0 else { return policy.deadlineScanSpacing.timeInterval }
         return min(remaining, policy.wallClockCheckInterval.timeInterval)
     }
 
-    /// A task that wakes the deadline loop after `seconds` on the session clock.
+    /// A task that wakes the deadline loop after `seconds` on the session clock, or a
+    /// millisecond, so that a policy of zero intervals cannot make the loop spin.
     private func setAlarm(in seconds: TimeInterval) -> Task<Void, Never> {
         let (clock, changes) = (clock, changes)
+        let milliseconds = max(1, Self.roundedUp(seconds))
         return Task {
-            guard (try? await clock.sleep(for: .milliseconds(Self.roundedUp(seconds)))) != nil else { return }
+            guard (try? await clock.sleep(for: .milliseconds(milliseconds))) != nil else { return }
             changes.yield()
         }
     }

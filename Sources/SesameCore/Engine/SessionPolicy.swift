@@ -6,10 +6,10 @@ public struct SessionPolicy: Sendable, Hashable {
     public var expiringMargin: Duration
     /// `GetToken` refreshes a token that expires within this long, rather than hand it out.
     public var refreshMargin: Duration
-    /// Longest sleep of the deadline loop between readings of the wall clock. The loop is
-    /// woken at once when the clock is set or the machine resumes (`wallClockChanged()`), so
-    /// this bounds only how late a deadline fires when the wall clock moves without notice:
-    /// NTP slewing it, or a system that gives no notice.
+    /// Longest sleep of the deadline loop between readings of the wall clock: how late a
+    /// deadline fires at most after the wall clock was set, when nothing calls
+    /// `SessionEngine.wallClockChanged()` to say so (sesamed does, when Linux lets it watch the
+    /// clock). A resume needs no notice: the loop sleeps on a clock that counts suspended time.
     public var wallClockCheckInterval: Duration
     /// The least time between two looks at every account's deadlines: a burst of changes is
     /// looked at once per spacing, and a deadline still due after its events were fired (their

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// sleep on a clock that never jumps and decide by the wall clock. On Linux `Task.sleep`
 /// measures with `ContinuousClock`, which is CLOCK_BOOTTIME: it keeps counting while the
 /// machine is suspended, so a sleep whose end passed during suspend returns right after resume.
-/// A wall clock that is set while a timer sleeps is the engine's to hear of
+/// A wall clock that is set while a timer sleeps is what the engine must hear of
 /// (`SessionEngine.wallClockChanged()`); without such a notice, what bounds the delay is
 /// `SessionPolicy.wallClockCheckInterval`.
 public protocol SessionClock: Sendable {

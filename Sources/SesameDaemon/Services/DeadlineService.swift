@@ -17,11 +17,11 @@ struct DeadlineService: Service {
         }
     }
 
-    /// The watch of the wall clock; nil when the system refuses one, and the loop then reads the
-    /// clock every `wallClockCheckInterval` instead.
+    /// The watch of the wall clock; nil when the system refuses one, and a step of the clock is
+    /// then seen only at the loop's periodic check (`SessionPolicy.wallClockCheckInterval`).
     private func watchWallClock() -> WallClockWatch? {
         let (engine, logger) = (engine, logger)
-        let fallback = "deadlines are looked at again every \(SessionPolicy().wallClockCheckInterval)"
+        let fallback = "a step of the wall clock is seen only at the deadline loop's periodic check"
         do {
             return try WallClockWatch(
                 onChange: {

@@ -8,12 +8,13 @@ import Dispatch
 #endif
 
 /// Calls its handler whenever the wall clock is set (NTP stepping it, a user, a restored virtual
-/// machine) or the machine resumes from suspend: what the deadline loop, which sleeps until its
-/// next deadline on a clock that does not see either, must hear of. Linux tells of both through
-/// a timer that the change cancels (`sesame_wall_clock_watch`), read here as Dispatch sees it
-/// turn readable, so watching costs no wake-ups of its own.
+/// machine) or the machine resumes from suspend. The deadline loop sleeps until its next deadline
+/// on a clock that is never set, so a step of the wall clock is what it must hear of (a resume
+/// its sleep sees by itself, but the notice costs nothing). Linux tells of both through a timer
+/// that the change cancels (`sesame_wall_clock_watch`), read here when Dispatch sees it turn
+/// readable, so watching costs no wake-ups of its own.
 final class WallClockWatch {
-    /// Why the clock cannot be watched: the failing call and its errno.
+    /// Why the clock cannot be watched (any more): the failing call and its errno.
     struct Failure: Error, CustomStringConvertible {
         let call: String
         let code: Int32
@@ -24,32 +25,40 @@ final class WallClockWatch {
     private let source: any DispatchSourceRead
 
     /// Watches the clock until `cancel()`, calling `onChange` after every change on a queue of
-    /// its own; `onFailure` hears of a read that failed, after which the watch stops.
+    /// its own; `onFailure` hears why the watch stopped, if it stops by itself.
     init(
         onChange: @escaping @Sendable () -> Void,
         onFailure: @escaping @Sendable (Failure) -> Void
     ) throws(Failure) {
         let descriptor = sesame_wall_clock_watch()
-        guard descriptor >= 0 else { throw Failure(call: "timerfd", code: errno) }
+        guard descriptor >= 0 else { throw Failure(call: "timerfd_create", code: errno) }
         let source = DispatchSource.makeReadSource(
             fileDescriptor: descriptor,
             queue: DispatchQueue(label: "io.sesame.wall-clock")
         )
-        // The handler holds the source until it is cancelled (by `cancel()`, or here after a
-        // failed read, which would otherwise be retried at every turn), when Dispatch lets go of
-        // its handlers.
+        // The handler holds the source until it is cancelled (by `cancel()`, or here once the
+        // timer cannot be used, which would otherwise be retried at every turn), when Dispatch
+        // lets go of its handlers.
         source.setEventHandler {
+            var failure: Failure?
             switch sesame_wall_clock_changed(descriptor) {
-            case 1: onChange()
-            case 0: break
-            default:
-                onFailure(Failure(call: "read of the wall clock's timer", code: errno))
-                source.cancel()
+            case 0: return
+            case 1:
+                if sesame_wall_clock_arm(descriptor) != 0 { failure = Failure(call: "timerfd_settime", code: errno) }
+                onChange()
+            default: failure = Failure(call: "read", code: errno)
             }
+            guard let failure else { return }
+            onFailure(failure)
+            source.cancel()
         }
         source.setCancelHandler { close(descriptor) }
         source.resume()
         self.source = source
+    }
+
+    deinit {
+        source.cancel()
     }
 
     /// Stops watching and closes the timer.
