@@ -14,7 +14,7 @@
    fails with ECANCELED (timerfd_create(2); the kernel's resume path cancels such timers as a
    clock set does). It is armed for the end of time, so it never expires: only the notice
    matters. systemd watches for time changes the same way. Glibc's module for Swift leaves
-   <sys/timerfd.h> out. Each returns -1 with errno set on failure. */
+   <sys/timerfd.h> out. Where a function fails, it returns -1 with errno set. */
 
 /* The largest time_t, whatever its width: the end of time the timer is armed for. */
 #define SESAME_TIME_T_MAX ((time_t)((UINT64_C(1) << (sizeof(time_t) * 8 - 1)) - 1))
@@ -55,11 +55,10 @@ static inline int sesame_wall_clock_synchronized(void) {
 }
 
 /* Sets the wall clock to what it reads, which cancels the timers above: it moves back by the
-   time between reading and setting (well under a microsecond unless the thread is preempted
-   between the two calls). (adjtimex's ADJ_SETOFFSET by
-   zero would move it by nothing, but recent kernels do not count that as setting it.) Setting
-   the clock also clears the kernel's NTP state, so tests call this only on a clock nothing
-   synchronizes. Needs CAP_SYS_TIME. */
+   time between reading and setting, well under a microsecond unless the thread is preempted
+   between the two calls. (adjtimex's ADJ_SETOFFSET by zero would move it by nothing, but recent
+   kernels do not count that as setting it.) Setting the clock also clears the kernel's NTP
+   state, so tests call this only on a clock nothing synchronizes. Needs CAP_SYS_TIME. */
 static inline int sesame_wall_clock_touch(void) {
     struct timespec now;
     if (clock_gettime(CLOCK_REALTIME, &now) < 0) return -1;
