@@ -6,6 +6,9 @@ import SesameVarlink
 public enum AccountsContract {
     /// The interface's name.
     public static let interface = "io.sesame.Accounts"
+    /// How long an authorization-code login waits for its CompleteLogin, unless the connection
+    /// that started it closes first; sesamectl waits as long for the browser.
+    public static let authorizationCodeLoginLifetime: Duration = .seconds(300)
 
     /// `List`: the accounts the caller may see.
     public static let list = VarlinkMethod<NoParameters, ListReply>("List", of: interface)

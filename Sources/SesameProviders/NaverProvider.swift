@@ -158,8 +158,12 @@ public final class NaverProvider: OIDCBasedAdapter {
             let stillAlive: String
             do {
                 stillAlive = try await refreshGrant(refreshToken, of: tokens, base: base).accessToken
-            } catch .rejected(error: "invalid_grant", _, _) {
-                return  // the refresh token no longer works: the grant is gone
+            } catch .rejected(error: "invalid_grant", _, _), .rejected(error: "invalid_request", _, _) {
+                // The refresh token no longer works: the grant is gone. Naver refuses a dead
+                // refresh token with invalid_request (its documented error for every bad
+                // request), as the refresh path reads it; the client's own credentials, the
+                // other cause of invalid_request, were just accepted by the deletion.
+                return
             } catch .rejected(let error, _, _) {
                 // Another refusal (the client's own credentials, say) says nothing of the grant.
                 throw .invalidResponse("Naver's answer to the check after the deletion (\(error)) does not confirm it")
@@ -269,22 +273,6 @@ private struct NaverTokenAnswer: Decodable {
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         result = try container.decodeIfPresent(String.self, forKey: .result)
         error = container.contains(.error) ? try OAuthErrorBody(from: decoder) : nil
-    }
-}
-
-/// A number Naver may send as a JSON string ("3600") or as a number.
-struct LenientInteger: Decodable {
-    var value: Int
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Int.self) {
-            value = number
-        } else if let text = try? container.decode(String.self), let number = Int(text) {
-            value = number
-        } else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an integer")
-        }
     }
 }
 

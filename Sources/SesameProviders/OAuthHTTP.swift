@@ -210,39 +210,8 @@ struct OAuthErrorBody: Decodable {
     }
 }
 
-/// A token response (RFC 6749 §5.1). Its descriptions never show the tokens.
-struct TokenResponse: Decodable {
-    var accessToken: String
-    var tokenType: String
-    var expiresIn: Int?
-    var refreshToken: String?
-    var refreshTokenExpiresIn: Int?
-    var idToken: String?
-    var scope: String?
-
-    enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token"
-        case tokenType = "token_type"
-        case expiresIn = "expires_in"
-        case refreshToken = "refresh_token"
-        case refreshTokenExpiresIn = "refresh_token_expires_in"
-        case idToken = "id_token"
-        case scope
-    }
-
-    /// The response as the engine keeps it, with expiry computed from `now`.
-    func tokenSet(now: Date, requestedScopes: [String]) -> TokenSet {
-        TokenSet(
-            accessToken: accessToken,
-            refreshToken: refreshToken,
-            idToken: idToken,
-            tokenType: tokenType,
-            accessTokenExpiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
-            refreshTokenExpiresAt: refreshTokenExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
-            scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? requestedScopes
-        )
-    }
-}
+/// The token endpoint's answer, read as `sesamectl import` reads an app's.
+typealias TokenResponse = OAuthTokenResponse
 
 extension TokenSet {
     /// Both tokens, for `OAuthHTTP.redacting`: the provider issued them, so what it says on any

@@ -59,9 +59,9 @@ struct Import: AsyncParsableCommand {
             if let code { return try await redeem(code) }
             let subject = subject ?? ""
             let input = try StandardInput.read()
-            let response: TokenResponse
+            let response: OAuthTokenResponse
             do {
-                response = try JSONDecoder().decode(TokenResponse.self, from: input)
+                response = try JSONDecoder().decode(OAuthTokenResponse.self, from: input)
             } catch {
                 throw ExitFailure.message("standard input is not an OAuth token response with an access_token.")
             }
@@ -76,10 +76,8 @@ struct Import: AsyncParsableCommand {
                         idToken: response.idToken,
                         tokenType: response.tokenType,
                         expiresIn: response.expiresIn.map(Int64.init),
-                        refreshExpiresIn: (response.refreshExpiresIn ?? response.legacyRefreshExpiresIn).map(
-                            Int64.init
-                        ),
-                        scopes: response.scope?.split(separator: " ").map(String.init)
+                        refreshExpiresIn: response.refreshTokenExpiresIn.map(Int64.init),
+                        scopes: response.scopes
                     )
                 )
             }
@@ -129,31 +127,6 @@ struct Import: AsyncParsableCommand {
             throw ExitFailure.message("standard input holds no authorization code.")
         }
         return HandedOverCode(code: text)
-    }
-
-    /// An RFC 6749 §5.1 token response.
-    private struct TokenResponse: Decodable {
-        var accessToken: String
-        var refreshToken: String?
-        var idToken: String?
-        var tokenType: String?
-        var expiresIn: Int?
-        /// `refresh_token_expires_in` (Kakao, Microsoft; the OAuth client reads this name too).
-        var refreshExpiresIn: Int?
-        /// Keycloak's name for the same.
-        var legacyRefreshExpiresIn: Int?
-        var scope: String?
-
-        enum CodingKeys: String, CodingKey {
-            case accessToken = "access_token"
-            case refreshToken = "refresh_token"
-            case idToken = "id_token"
-            case tokenType = "token_type"
-            case expiresIn = "expires_in"
-            case refreshExpiresIn = "refresh_token_expires_in"
-            case legacyRefreshExpiresIn = "refresh_expires_in"
-            case scope
-        }
     }
 }
 

@@ -2,6 +2,7 @@ import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SesameProtocol
 import Synchronization
 
 /// The redirect target of an authorization-code login (RFC 8252 §7.3): an HTTP listener on
@@ -12,8 +13,8 @@ import Synchronization
 /// reach a loopback port). The browser's connection is held open until the login has ended, so
 /// its page can say how.
 final class LoopbackListener: Sendable {
-    /// How long the browser has to come back.
-    static let timeout: Duration = .seconds(300)
+    /// How long the browser has to come back: as long as sesamed keeps the login.
+    static let timeout = AccountsContract.authorizationCodeLoginLifetime
     /// How long one connection may take to send its request from when it was accepted (a
     /// browser may open a connection ahead of need and leave it idle).
     static let requestTimeout: TimeAmount = .seconds(10)

@@ -42,6 +42,9 @@ class Naver(StandIn):
         self.token_fault: dict | None = None  # answered with HTTP 200 to the next code exchange
         self.profile_fault = False  # the profile API refuses every token (401, resultcode 024)
         self.delete_ends_nothing = False  # a delete answers "success" and the grant lives on
+        # The error a dead refresh token is refused with: not documented; invalid_request is what
+        # Naver answers in the field, invalid_grant what RFC 6749 §5.2 names.
+        self.dead_refresh_error = "invalid_grant"
         # State
         self.codes: dict[str, dict] = {}
         self.access_tokens: dict[str, dict] = {}  # token -> {"expires": t, "alive": bool, "grant": {...}}
@@ -86,6 +89,11 @@ class Naver(StandIn):
     def latest_access_token(self) -> str:
         with self.lock:
             return list(self.access_tokens)[-1]
+
+    def app_token_response(self) -> dict:
+        """A token response exactly as Naver's token endpoint answers a code exchange, for the
+        test to hand over as an app that logged in with Naver's own SDK would."""
+        return self._new_grant()
 
     @staticmethod
     def _params(request: Request) -> dict:
@@ -142,20 +150,24 @@ class Naver(StandIn):
         # field; the documented error list only says invalid_request.
         if not code or code["expires"] < time.time() or params.get("state") != code["state"]:
             return token_error("invalid_request", "no valid data in session")
+        return Answer(json=self._new_grant())
+
+    def _new_grant(self) -> dict:
+        """A new grant: its first access token and its refresh token, as the exchange answers."""
         grant = {"id": uuid.uuid4().hex}
         answer = self._issue(grant)
         token = new_token("NRT")
         with self.lock:
             self.refresh_tokens[token] = {"alive": True, "grant": grant}
             self.issued.append(token)
-        return Answer(json={**answer, "refresh_token": token})
+        return {**answer, "refresh_token": token}
 
     def _refresh(self, params: dict) -> Answer:
         with self.lock:
             info = self.refresh_tokens.get(params.get("refresh_token", ""))
             if not info or not info["alive"]:
-                # Naver's answer to a dead refresh token is not documented; invalid_grant here.
-                return token_error("invalid_grant", "invalid refresh token")
+                # Naver's answer to a dead refresh token is not documented (dead_refresh_error).
+                return token_error(self.dead_refresh_error, "invalid refresh token")
             # [API] 갱신: access_token, token_type, expires_in; no new refresh token.
             return Answer(json=self._issue(info["grant"]))
 

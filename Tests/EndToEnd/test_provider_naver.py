@@ -3,6 +3,8 @@ documentation), one quirk per test: `expires_in` as a string, errors under HTTP 
 endpoint for issue, refresh (no new refresh token) and delete, and a delete that only ends the
 grant with a valid access token. No test prints a token."""
 
+import json
+
 import pytest
 import requests
 
@@ -102,6 +104,30 @@ def test_logout_deletes_the_grant_with_grant_type_delete(daemon, naver):
     check(sent.get("access_token") == access, "the delete named another access token")
     check(not naver.live_refresh_tokens(), "the grant still works at Naver")
     assert events.next()["revokedRemotely"] is True
+
+
+def test_a_deletion_is_confirmed_by_invalid_request_for_the_dead_refresh_token(daemon, naver):
+    """Naver refuses a refresh token that no longer works with invalid_request, not RFC 6749's
+    invalid_grant: the check after the deletion reads it as the refresh path does, a dead grant."""
+    account = logged_in(daemon, naver, "naver")
+    naver.dead_refresh_error = "invalid_request"
+    reply = call(daemon, "io.sesame.Accounts.Logout", {"account": account["id"]})
+    assert "error" not in reply, reply
+    assert reply["parameters"]["revokedRemotely"] is True, reply
+    check(not naver.live_refresh_tokens(), "the grant still works at Naver")
+
+
+def test_import_reads_navers_own_token_response(daemon, naver):
+    """`sesamectl import naver` takes Naver's token response as Naver sends it, `expires_in` a
+    string of digits, as the token endpoint's answers are read."""
+    answer = naver.app_token_response()
+    assert isinstance(answer["expires_in"], str)
+    result = sesamectl(daemon, "import", "naver", "--subject", naver.user["id"], "--json",
+                       stdin=json.dumps(answer))
+    assert result.returncode == 0, result.stderr
+    imported = json.loads(result.stdout)
+    assert imported["provider"] == "naver" and imported["state"] == "active", imported
+    assert 3000 < seconds_until(imported["accessTokenExpiresAt"]) <= int(answer["expires_in"]), imported
 
 
 def test_a_deletion_naver_answers_success_to_but_does_not_end_is_not_called_confirmed(daemon, naver):

@@ -4,7 +4,7 @@ import SesameCoreTesting
 import Testing
 
 /// Refreshes that failed: callers backed off, the provider's Retry-After held, rejected tokens
-/// refreshed at most once an interval, and what is handed out meanwhile.
+/// refreshed once per token refused, and what is handed out meanwhile.
 @Suite struct RefreshBackoffTests {
     @Test func callersDoNotRefreshAgainWhileBackingOff() async throws {
         let fixture = EngineFixture()
@@ -88,14 +88,31 @@ import Testing
         #expect(fixture.refresher.calls == 1, "no planned refresh, but the backoff still holds callers")
     }
 
-    @Test func rejectedTokensRefreshAtMostOncePerInterval() async throws {
+    /// A refusal is acted on once per token refused, not once per interval: a new token's
+    /// refusal right after a refresh (a planned one, or another report's) is refreshed at once,
+    /// and a token the provider hands back unchanged is not refreshed for again.
+    @Test func rejectedTokensRefreshOncePerTokenRefused() async throws {
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(3600))
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
         #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"))
         #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-1"), "no longer current")
-        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"), "too soon")
-        fixture.clock.advance(by: .seconds(10))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-3")))
+        #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"), "a new token, at once")
+        #expect(fixture.refresher.calls == 2)
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-3")))
+        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-3"), "handed back unchanged")
+        #expect(try await !fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-3"), "already acted on")
+        #expect(fixture.refresher.calls == 3)
+    }
+
+    /// A refusal right after a planned refresh is acted on: the planned refresh does not count
+    /// as the refused token's.
+    @Test func aRefusalJustAfterAPlannedRefreshRefreshes() async throws {
+        let fixture = EngineFixture()
+        let account = try await fixture.importAccount(lifetime: .seconds(3600))
+        fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-2")))
+        #expect(try await fixture.engine.refresh(account.id).accessToken == "AT-2")
         fixture.refresher.answer(.success(fixture.tokens(lifetime: .seconds(3600), refresh: nil, access: "AT-3")))
         #expect(try await fixture.engine.refresh(account.id, ifCurrentAccessToken: "AT-2"))
         #expect(fixture.refresher.calls == 2)

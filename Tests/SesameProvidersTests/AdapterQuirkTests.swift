@@ -66,13 +66,19 @@ import Testing
         #expect(AppleProvider.name(fromUser: String(repeating: " ", count: 5000) + user) == nil)
     }
 
+    /// One reader of token responses for the token endpoint and `sesamectl import`: Naver's
+    /// lifetimes as strings, Keycloak's name for the refresh token's, and no token_type.
     @Test func naversNumbersMayBeStrings() throws {
-        struct Box: Decodable { var value: LenientInteger }
-        #expect(try JSONDecoder().decode(Box.self, from: Data(#"{"value":"3600"}"#.utf8)).value.value == 3600)
-        #expect(try JSONDecoder().decode(Box.self, from: Data(#"{"value":3600}"#.utf8)).value.value == 3600)
-        #expect(throws: DecodingError.self) {
-            try JSONDecoder().decode(Box.self, from: Data(#"{"value":"soon"}"#.utf8))
+        func read(_ json: String) throws -> TokenResponse {
+            try JSONDecoder().decode(TokenResponse.self, from: Data(json.utf8))
         }
+        let naver = try read(#"{"access_token":"a","token_type":"bearer","expires_in":"3600"}"#)
+        #expect(naver.expiresIn == 3600 && naver.tokenType == "bearer")
+        let keycloak = try read(#"{"access_token":"a","expires_in":300,"refresh_expires_in":"1800"}"#)
+        #expect(keycloak.expiresIn == 300 && keycloak.refreshTokenExpiresIn == 1800 && keycloak.tokenType == nil)
+        #expect(keycloak.tokenSet(now: Date(timeIntervalSince1970: 0), requestedScopes: []).tokenType == "Bearer")
+        #expect(throws: DecodingError.self) { try read(#"{"access_token":"a","expires_in":"soon"}"#) }
+        #expect(throws: DecodingError.self) { try read(#"{"expires_in":3600}"#) }
     }
 
     @Test func kakaosErrorCodeIsKeptAndTheTokenItQuotesIsNot() throws {

@@ -112,20 +112,20 @@ extension SessionEngine {
     /// the same stale token cause one refresh, not a hundred. Returns whether the account now
     /// holds another access token than the one refused (false when no refresh was possible or
     /// it is still under way after `patience`).
-    /// It also refreshes at most once per `minimumRejectedRefreshInterval` and not while backing
-    /// off, so a client that is refused for another reason cannot make the daemon hammer the
-    /// provider.
+    /// Reports are paced by the token refused, not by the clock: each access token's refusal
+    /// leads to one refresh at most (a provider that hands the same token back is not asked
+    /// again for it), so a second report of a token costs nothing and a new token's refusal is
+    /// acted on at once. A backoff after failures and the provider's own rules still hold.
     public func refresh(_ id: String, ifCurrentAccessToken accessToken: String, waitingAtMost patience: Duration? = nil)
         async throws(SessionError) -> Bool
     {
         guard let stored = accounts[id] else { throw .noSuchAccount(id) }
         if refreshState(of: id).inFlight == nil {
-            guard stored.tokens?.accessToken == accessToken, !isBackingOff(id) else { return false }
-            if let last = refreshState(of: id).lastAttempt,
-                clock.now.timeIntervalSince(last) < policy.minimumRejectedRefreshInterval.timeInterval
-            {
-                return false
-            }
+            guard stored.tokens?.accessToken == accessToken, !isBackingOff(id),
+                refreshState(of: id).refreshedForRejection != accessToken
+            else { return false }
+            _ = try refreshTask(for: id)
+            updateRefreshState(of: id) { $0.refreshedForRejection = accessToken }
         }
         guard let fresh = try await refresh(id, waitingAtMost: patience) else { return false }
         return fresh.accessToken != accessToken

@@ -134,6 +134,9 @@ public actor SessionEngine<Payload: Sendable> {
         /// Logouts under way: no refresh starts while the grant is being revoked, so that what
         /// is revoked is what the account holds.
         var logouts = 0
+        /// The access token whose reported refusal last started a refresh: a refusal is acted
+        /// on once per token, however often it is reported.
+        var refreshedForRejection: String?
 
         /// Whether a refresh runs or a logout is under way: no planned refresh starts then.
         var isBusy: Bool { inFlight != nil || logouts > 0 }
@@ -141,7 +144,7 @@ public actor SessionEngine<Payload: Sendable> {
         /// Whether there is nothing to remember.
         var isEmpty: Bool {
             inFlight == nil && failures == 0 && lastAttempt == nil && retryNotBefore == nil && providerHoldUntil == nil
-                && logouts == 0
+                && logouts == 0 && refreshedForRejection == nil
         }
     }
 

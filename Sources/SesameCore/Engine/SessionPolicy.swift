@@ -23,8 +23,8 @@ public struct SessionPolicy: Sendable, Hashable {
     public var minimumRefreshInterval: Duration
     /// The longest wait between retries after transient refresh failures.
     public var maximumRetryDelay: Duration
-    /// `ReportRejected`, and `GetToken` of an expired token while backing off after a failure,
-    /// refresh at most once in this long per account.
+    /// `GetToken` of an expired token while backing off after a failure refreshes at most once
+    /// in this long per account (a reported refusal is paced by the token refused instead).
     public var minimumRejectedRefreshInterval: Duration = .seconds(10)
     /// `refreshTokenExpiring` is announced this long before a refresh token that has not been
     /// renewed expires (for providers that say when, such as Kakao's `refresh_token_expires_in`).

@@ -1,10 +1,13 @@
 import FoundationEssentials
+import SesameProtocol
 import SesameProviders
 import SesameVarlink
 
 /// Authorization-code logins between `Login` and `CompleteLogin`, keyed by their single-use
 /// `state`. Each belongs to the uid that started it, keeps the adapter it started with (a
-/// reload may replace the provider meanwhile), and lapses after `lifetime`.
+/// reload may replace the provider meanwhile), and lapses after `lifetime`, or at once when
+/// the connection it was started on closes (its caller gave up, or was stopped): a login that
+/// can no longer finish holds none of its owner's login allowance.
 actor PendingLogins {
     struct Entry {
         var provider: String
@@ -14,7 +17,7 @@ actor PendingLogins {
         var expires: ContinuousClock.Instant
     }
 
-    static let lifetime: Duration = .seconds(600)
+    static let lifetime = AccountsContract.authorizationCodeLoginLifetime
     private var entries: [String: Entry] = [:]
     /// Who each state was issued to, kept for its lifetime even after CompleteLogin took it: a
     /// redirect that reached another local user's listener must not let them redeem the code.
@@ -51,6 +54,11 @@ actor PendingLogins {
     func isAnotherUsersState(_ state: String, caller: UInt32) -> Bool {
         guard let record = issued[state], record.expires > .now else { return false }
         return record.owner != caller
+    }
+
+    /// Ends the login with this state, if it still waits: its caller is gone.
+    func cancel(state: String) {
+        entries[state] = nil
     }
 
     /// Removes and returns the login with this state; a second use, another uid's state, or an

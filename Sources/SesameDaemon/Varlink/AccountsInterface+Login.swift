@@ -34,6 +34,10 @@ extension AccountsInterface {
                     scopes: request.scopes
                 )
                 await pendingLogins.add(started, provider: request.provider, adapter: adapter, owner: uid)
+                // CompleteLogin comes on the same connection; once it has closed, it never will.
+                context.scope.whenClosed { [pendingLogins] in
+                    Task { await pendingLogins.cancel(state: started.state) }
+                }
                 return LoginReply(authorization: Authorization(url: started.url, state: started.state))
             }
         } catch let error as ProviderError {

@@ -12,7 +12,13 @@ public protocol ConnectionRestriction: Sendable {
 /// at most once, by a call of the connection's own, and held until the connection closes.
 /// Every call's context carries it, so a handler can find what its connection was made into.
 public final class ConnectionScope: Sendable {
-    private let current = Mutex<(any ConnectionRestriction)?>(nil)
+    /// The restriction, and what is to be done when the connection closes (nil once it has).
+    private struct State {
+        var restriction: (any ConnectionRestriction)?
+        var whenClosed: [@Sendable () -> Void]? = []
+    }
+
+    private let current = Mutex(State())
     /// Set, after `current`, once a restriction is in force: every call of every connection
     /// looks, and almost none is restricted, so they look here first instead of taking the lock.
     private let restricted = Atomic(false)
@@ -23,15 +29,15 @@ public final class ConnectionScope: Sendable {
     /// The restriction in force, or nil while the connection may call anything.
     public var restriction: (any ConnectionRestriction)? {
         guard restricted.load(ordering: .acquiring) else { return nil }
-        return current.withLock { $0 }
+        return current.withLock { $0.restriction }
     }
 
     /// Puts the connection under `restriction` for the rest of its life. False when it is under
     /// one already: a restriction is never swapped for another, which might allow more.
     public func restrict(to restriction: any ConnectionRestriction) -> Bool {
         let set = current.withLock { current in
-            guard current == nil else { return false }
-            current = restriction
+            guard current.restriction == nil else { return false }
+            current.restriction = restriction
             return true
         }
         if set { restricted.store(true, ordering: .releasing) }
@@ -41,5 +47,26 @@ public final class ConnectionScope: Sendable {
     /// The error `method` is refused with on this connection, or nil to answer it.
     public func refusal(of method: String) -> VarlinkError? {
         restriction?.refusal(of: method)
+    }
+
+    /// Runs `action` once the connection has closed (at once if it has): what a call left
+    /// waiting for a later call of the same connection ends with it.
+    public func whenClosed(_ action: @escaping @Sendable () -> Void) {
+        let closed = current.withLock { current in
+            guard current.whenClosed != nil else { return true }
+            current.whenClosed?.append(action)
+            return false
+        }
+        if closed { action() }
+    }
+
+    /// Runs what `whenClosed` asked for; called once, as the connection ends (by the server, or
+    /// a test playing one).
+    public func closed() {
+        let actions = current.withLock { current in
+            defer { current.whenClosed = nil }
+            return current.whenClosed ?? []
+        }
+        for action in actions { action() }
     }
 }

@@ -125,6 +125,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         unfinished.release(uid: peer.uid, in: shared.unfinished)
         connections.remove(id, answering: current?.method)
         shared.gate?.release(peer)
+        scope.closed()
         answerer.log(.debug, "connection closed", peer: peer)
     }
 
