@@ -25,6 +25,18 @@ public struct HelperSession: Sendable {
         }
     }
 
+    /// The name (else the id) of the caller's account whose current access token is `secret`,
+    /// if one is: what a person who piped `sesamectl token` into `docker login` meant.
+    public func account(holding secret: String) async throws(HelperFailure) -> String? {
+        try await withClient { client in
+            for account in try await client.accounts() where account.state.canRefresh {
+                guard let token = try? await client.accessToken(for: account.id) else { continue }
+                if token.accessToken == secret { return account.name ?? account.id }
+            }
+            return nil
+        }
+    }
+
     private func withClient<T: Sendable>(_ body: (SesameClient) async throws -> T) async throws(HelperFailure) -> T {
         let client: SesameClient
         do {

@@ -15,18 +15,18 @@ public enum AccountsContract {
     /// `Get`: one account.
     public static let get = VarlinkMethod<AccountParameters, AccountReply>("Get", of: interface)
     /// `ImportTokens`: tokens of a login done elsewhere.
-    public static let importTokens = VarlinkMethod<ImportTokensParameters, AccountReply>("ImportTokens", of: interface)
+    public static let importTokens = VarlinkMethod<ImportTokensParameters, LoggedInReply>("ImportTokens", of: interface)
     /// `Login`: a login, streamed (device code) or answered with its authorization (code flow).
     public static let login = VarlinkMethod<LoginParameters, LoginReply>("Login", of: interface)
     /// `CompleteLogin`: an authorization-code login's redirect.
-    public static let completeLogin = VarlinkMethod<CompleteLoginParameters, AccountReply>(
+    public static let completeLogin = VarlinkMethod<CompleteLoginParameters, LoggedInReply>(
         "CompleteLogin",
         of: interface
     )
     /// `ListProviders`: the configured providers.
     public static let listProviders = VarlinkMethod<NoParameters, ListProvidersReply>("ListProviders", of: interface)
     /// `RedeemCode`: a code an app handed over.
-    public static let redeemCode = VarlinkMethod<RedeemCodeParameters, AccountReply>("RedeemCode", of: interface)
+    public static let redeemCode = VarlinkMethod<RedeemCodeParameters, LoggedInReply>("RedeemCode", of: interface)
     /// `Refresh`: a refresh now.
     public static let refresh = VarlinkMethod<AccountParameters, AccountReply>("Refresh", of: interface)
     /// `ReportRejected`: an API refused the access token.
@@ -84,6 +84,36 @@ public struct AccountReply: Sendable, Codable, Hashable {
     public init(account: Account) { self.account = account }
 }
 
+/// The reply of a login that ends in an account: `CompleteLogin`, `ImportTokens`, `RedeemCode`.
+public struct LoggedInReply: Sendable, Codable, Hashable {
+    /// The account, new or renewed.
+    public var account: Account
+    /// What became of the grant the login replaced, when it renewed an account that held one.
+    public var replacedGrant: ReplacedGrant?
+    /// Creates the reply.
+    public init(account: Account, replacedGrant: ReplacedGrant? = nil) {
+        self.account = account
+        self.replacedGrant = replacedGrant
+    }
+}
+
+/// The grant a second login of the same person replaced: revoked at the provider, or not (why,
+/// and whether sesamed keeps it to try again).
+public struct ReplacedGrant: Sendable, Codable, Hashable {
+    /// The provider confirmed the revocation.
+    public var revokedRemotely: Bool
+    /// Why it was not revoked.
+    public var notRevokedReason: String?
+    /// sesamed keeps the grant and tries again.
+    public var retrying: Bool
+    /// Creates the outcome.
+    public init(revokedRemotely: Bool, notRevokedReason: String?, retrying: Bool) {
+        self.revokedRemotely = revokedRemotely
+        self.notRevokedReason = notRevokedReason
+        self.retrying = retrying
+    }
+}
+
 /// `ImportTokens`' parameters.
 public struct ImportTokensParameters: Sendable, Codable, Hashable {
     /// The configured provider.
@@ -138,18 +168,22 @@ public struct LoginReply: Sendable, Codable, Hashable {
     /// While a device login polls: what troubles the provider, a short fixed sentence (never
     /// the provider's words), alone in a reply; the empty string once it has passed.
     public var trouble: String?
+    /// With `account`: what became of the grant the login replaced, if it replaced one.
+    public var replacedGrant: ReplacedGrant?
 
     /// Creates a reply.
     public init(
         verification: Verification? = nil,
         authorization: Authorization? = nil,
         account: Account? = nil,
-        trouble: String? = nil
+        trouble: String? = nil,
+        replacedGrant: ReplacedGrant? = nil
     ) {
         self.verification = verification
         self.authorization = authorization
         self.account = account
         self.trouble = trouble
+        self.replacedGrant = replacedGrant
     }
 }
 

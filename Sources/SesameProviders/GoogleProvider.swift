@@ -118,6 +118,10 @@ public final class GoogleProvider: OIDCBasedAdapter {
 
     // MARK: Revocation
 
+    /// Google ties every token to one authorization per person, app and scopes: revoking any
+    /// of its tokens removes the app's access, and with it every other token of that person.
+    public var revocationEndsEveryGrant: Bool { true }
+
     /// "Revoking a token": one `token` field; revoking the refresh token ends the whole grant,
     /// access tokens included. Google answers 400 `invalid_token` for a token that is already
     /// dead, which for logging out means the same as success.

@@ -36,6 +36,15 @@ public protocol ProviderAdapter: TokenRefresher {
     var loginUnavailable: String? { get }
     /// The provider's own settings, as its file gave them.
     var configuration: ProviderConfiguration { get }
+    /// Whether revoking one grant ends every grant of the person with this client, so that a
+    /// grant a new login replaced cannot be revoked without ending the new one.
+    var revocationEndsEveryGrant: Bool { get }
+}
+
+extension ProviderAdapter {
+    /// Revoking a grant ends that grant alone (RFC 7009 §2.1: the token and, for a refresh
+    /// token, the access tokens of the same grant).
+    public var revocationEndsEveryGrant: Bool { false }
 }
 
 extension ProviderAdapter {

@@ -21,13 +21,9 @@ struct DockerCredentialSesame {
         do {
             switch action {
             case "get": try await get(server: readServer())
-            case "erase": try await erase(server: readServer())
+            case "erase": erase(server: readServer())
             case "list": try list()
-            case "store":
-                throw HelperFailure(
-                    "sesamed keeps the tokens; log in with `sesamectl login PROVIDER` and map the registry in "
-                        + "\(CredentialHosts.path())"
-                )
+            case "store": try await store(readInput())
             case "version": write("docker-credential-sesame (Sesame)\n")
             default: throw HelperFailure("unknown action '\(action.prefix(32))'; use get, list, erase or store")
             }
@@ -38,18 +34,28 @@ struct DockerCredentialSesame {
         }
     }
 
-    /// The server URL docker writes on stdin (bounded: it is one URL).
+    /// What docker writes on stdin (bounded: a URL, or `store`'s one small JSON object).
+    private static func readInput() -> Data {
+        ((try? FileHandle.standardInput.read(upToCount: 65536)) ?? nil) ?? Data()
+    }
+
+    /// The server URL docker writes on stdin.
     private static func readServer() -> String {
-        let data = (try? FileHandle.standardInput.read(upToCount: 8192)) ?? nil
-        return String(decoding: data ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        String(decoding: readInput(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// docker names registries with or without a scheme; the map's keys are URLs.
+    private static func mapKey(for server: String) -> String {
+        server.contains("://") ? server : "https://" + server
     }
 
     private static func account(for server: String) throws -> String {
-        let hosts = try CredentialHosts.load(from: CredentialHosts.path())
-        // docker names registries with or without a scheme; the map's keys are URLs.
-        let url = server.contains("://") ? server : "https://" + server
-        guard let account = hosts.account(for: url) else { throw HelperFailure(notFound) }
+        guard let account = try mappedAccount(for: server) else { throw HelperFailure(notFound) }
         return account
+    }
+
+    private static func mappedAccount(for server: String) throws -> String? {
+        try CredentialHosts.load(from: CredentialHosts.path()).account(for: mapKey(for: server))
     }
 
     private static func get(server: String) async throws {
@@ -58,14 +64,37 @@ struct DockerCredentialSesame {
         try writeJSON(answer)
     }
 
-    /// docker erases what a registry refused (and on `docker logout`): sesamed refreshes once,
-    /// for every program that uses the account.
-    private static func erase(server: String) async throws {
-        let account = try account(for: server)
+    /// What `docker login` hands over once the registry took it. sesamed keeps the tokens, so
+    /// nothing is stored: the current token of the mapped account is accepted as what `get`
+    /// answers anyway (`docker login` with a helper, or `sesamectl token | docker login
+    /// --password-stdin`); any other secret is refused, lest a login seem to keep a password
+    /// this helper would never hand out, with the line that maps the registry.
+    private static func store(_ input: Data) async throws {
+        guard let object = (try? JSONSerialization.jsonObject(with: input)) as? [String: Any],
+            let server = object["ServerURL"] as? String, let secret = object["Secret"] as? String
+        else { throw HelperFailure("docker's credentials are not a JSON object with ServerURL and Secret") }
         let session = HelperSession(socket: nil)
-        let current = try await session.token(for: account)
-        try await session.reportRejected(account: account, accessToken: current.accessToken)
+        if let account = try mappedAccount(for: server) {
+            guard try await session.token(for: account).accessToken != secret else { return }
+            throw HelperFailure(
+                "docker-credential-sesame stores no passwords: \(server) gets the token of \(account) "
+                    + "(\(CredentialHosts.path())); run `docker login \(server)` without a password, "
+                    + "or pipe `sesamectl token \(account)` to `docker login -u oauth2 --password-stdin \(server)`"
+            )
+        }
+        // The account whose token this is, when sesamed can say; else a placeholder to fill in.
+        let account = ((try? await session.account(holding: secret)) ?? nil) ?? "ACCOUNT"
+        throw HelperFailure(
+            "docker-credential-sesame stores no passwords, and \(server) is not mapped to an account; "
+                + "add this line under [hosts] in \(CredentialHosts.path()): "
+                + "\"\(mapKey(for: server))\" = \"\(account)\""
+        )
     }
+
+    /// docker erases a registry's credentials on `docker logout`, to forget them: sesamed keeps
+    /// them, for every program using the account, so nothing is done here (`sesamectl logout`
+    /// ends the account's session).
+    private static func erase(server: String) {}
 
     /// Every mapped URL, with the user name `get` sends.
     private static func list() throws {

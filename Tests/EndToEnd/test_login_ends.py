@@ -1,7 +1,8 @@
 """Every login ends: a browser login that is interrupted (Ctrl-C) or refused at the provider
 gives its login allowance back at once, so the limit of logins under way (8 per user) counts
 only logins that can still finish, and a person who gave up on nine logins is not locked out of
-the tenth. Driven with the real sesamectl against the test identity provider."""
+the tenth. Every grant is accounted for: a second login of the same person revokes the grant it
+replaced. Driven with the real sesamectl and sesamed against the test identity provider."""
 
 import signal
 import subprocess
@@ -9,6 +10,8 @@ from urllib.parse import parse_qs, urlparse
 
 import requests
 
+from harness import Subscription, call, import_from_idp, running, subject_of, wait_until
+from test_oauth import oauth_daemon
 from test_sesamectl_login import as_browser, browser_url, daemon, login  # noqa: F401 (a fixture)
 
 
@@ -54,3 +57,41 @@ def test_nine_abandoned_logins_leave_the_tenth_working(daemon, idp):
         process.kill()
     assert page.status_code == 200 and "logged in as Bob" in page.text, page.text
     assert process.returncode == 0 and out.startswith("logged in: web-"), (out, err)
+
+
+def test_a_second_login_of_the_same_person_revokes_the_grant_it_replaces(tmp_path, idp):
+    """RFC 9700 §2.2.2: the refresh token a new login replaces is revoked at the provider once the
+    new one is saved, and the reply and the loggedIn event say so. When the provider is down, the
+    old grant is kept and tried again until the provider confirms it."""
+    idp.clear_faults()
+    with running(oauth_daemon(tmp_path, idp)) as instance:
+        account, first = import_from_idp(instance, idp)
+        events = Subscription(instance, kinds=["loggedIn"])
+        second = idp.device_login()
+        reply = import_again(instance, second)
+        assert reply["account"]["id"] == account["id"], reply
+        assert reply["replacedGrant"] == {"revokedRemotely": True, "retrying": False}, reply
+        assert events.next()["revokedRemotely"] is True
+        assert not idp.token_status(first["refresh_token"]), "the replaced refresh token is still active"
+        assert idp.token_status(second["refresh_token"]), "the new grant was revoked too"
+
+        idp.fault(path_prefix="/o/revoke_token/", status=503, body="down", content_type="text/plain", count=1)
+        third = idp.device_login()
+        reply = import_again(instance, third)
+        assert reply["replacedGrant"]["revokedRemotely"] is False and reply["replacedGrant"]["retrying"], reply
+        assert events.next()["revokedRemotely"] is False
+        # The deadline loop tries again after its backoff (5 s and up) and the provider answers.
+        wait_until(lambda: not idp.token_status(second["refresh_token"]), timeout=60,
+                   what="the kept grant revoked on a later try")
+        assert idp.token_status(third["refresh_token"])
+
+
+def import_again(daemon, tokens: dict) -> dict:
+    """ImportTokens of another login of the same person at the test identity provider."""
+    reply = call(daemon, "io.sesame.Accounts.ImportTokens", {
+        "provider": "local", "subject": subject_of(tokens["id_token"]),
+        "tokens": {"accessToken": tokens["access_token"], "refreshToken": tokens["refresh_token"],
+                   "idToken": tokens["id_token"], "expiresIn": tokens["expires_in"],
+                   "scopes": tokens["scope"].split()}})
+    assert "error" not in reply, reply
+    return reply["parameters"]

@@ -388,7 +388,9 @@ def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
     idp.clear_faults()
     with running(oauth_daemon(tmp_path, idp, limits="logins_per_user = 2\n")) as daemon:
         code_flow = {"provider": "web", "flow": "authorizationCode", "redirectUri": "http://127.0.0.1:40000/cb"}
-        assert "authorization" in call(daemon, "io.sesame.Accounts.Login", code_flow)["parameters"]
+        # A code login waits for CompleteLogin only while the connection that started it is open.
+        browser = RawConnection(daemon.socket_path, timeout=30)
+        assert "authorization" in browser.call("io.sesame.Accounts.Login", code_flow)["parameters"]
         device = RawConnection(daemon.socket_path, timeout=30)
         device.send("io.sesame.Accounts.Login", {"provider": "local"}, more=True)
         assert "verification" in device.reply()["parameters"]
@@ -397,6 +399,7 @@ def test_logins_under_way_are_limited_per_user_across_both_flows(tmp_path, idp):
         device.close()  # the device login ends with its caller, and its allowance comes back
         wait_until(lambda: "error" not in call(daemon, "io.sesame.Accounts.Login", code_flow),
                    what="the closed device login's allowance to come back")
+        browser.close()
 
 
 def test_a_code_login_whose_id_token_has_another_nonce_is_refused(daemon, idp):

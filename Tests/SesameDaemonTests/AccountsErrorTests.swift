@@ -245,8 +245,9 @@ import Testing
             RedeemCodeParameters(provider: "scripted", code: "c")
         )
         #expect(login.errorName == "io.sesame.Accounts.TooManyAccounts")
-        // The tokens the provider issued for a login that cannot be kept are revoked.
-        #expect(fixture.provider.revoked.withLock { $0.map(\.accessToken) } == ["AT-1"])
+        // The grant the renewal of "a" replaced is revoked, and so are the tokens the provider
+        // issued for a login that cannot be kept.
+        #expect(fixture.provider.revoked.withLock { $0.map(\.accessToken) } == ["AT-a", "AT-1"])
     }
 
     @Test(arguments: [

@@ -46,8 +46,19 @@ extension SessionEngine {
 
     /// Creates an account from tokens obtained elsewhere, or renews the owner's existing account
     /// for the same provider and subject; announces `loggedIn`. A new account is refused when
-    /// its owner already has `accountLimit` accounts (logged-out ones count until removed).
-    public func importSession(_ session: ImportedSession, accountLimit: Int = .max) throws(SessionError) -> Account {
+    /// its owner already has `accountLimit` accounts (logged-out ones count until removed). A
+    /// grant the renewal replaces is revoked at the provider, as `logIn` says.
+    public func importSession(_ session: ImportedSession, accountLimit: Int = .max) async throws(SessionError)
+        -> Account
+    {
+        try await logIn(session, accountLimit: accountLimit).account
+    }
+
+    /// Saves `session` as `importSession` does, and returns the grant it replaced, if any: the
+    /// renewed account's tokens, unless the new ones carry on the same grant (the same refresh
+    /// token, or none new). That grant is kept with the account, saved with the new one, until
+    /// the provider confirms it revoked; `loggedIn` is then announced by `logIn`.
+    func admit(_ session: ImportedSession, accountLimit: Int) throws(SessionError) -> (Account, TokenSet?) {
         try checkAdmissible(session, accountLimit: accountLimit)
         let now = clock.now
         let existing = renewedAccount(by: session)
@@ -70,20 +81,33 @@ extension SessionEngine {
             tokens.refreshToken = held.refreshToken
             tokens.refreshTokenExpiresAt = held.refreshTokenExpiresAt
         }
+        let replaced = existing?.tokens.flatMap { Self.grant($0, isReplacedBy: tokens) ? $0 : nil }
         account.displayName = session.displayName ?? account.displayName
         account.scopes = tokens.scopes
         account.state = .active
         account.accessTokenExpiresAt = tokens.accessTokenExpiresAt
         account.refreshTokenExpiresAt = tokens.refreshTokenExpiresAt
         account.updatedAt = now
-        let stored = StoredAccount(
+        var stored = StoredAccount(
             account: account,
             tokens: tokens,
             refreshAt: policy.refreshTime(for: tokens, obtainedAt: now)
         )
-        try commit([account.id: stored], announcing: [Announcement(kind: .loggedIn, account: account.id)])
+        stored.replacedGrants = (existing?.replacedGrants ?? []) + (replaced.map { [$0] } ?? [])
+        if stored.replacedGrants?.isEmpty == true { stored.replacedGrants = nil }
+        let announcing = replaced == nil ? [Announcement(kind: .loggedIn, account: account.id)] : []
+        try commit([account.id: stored], announcing: announcing)
         abandonRefresh(of: account.id)
-        return account
+        return (account, replaced)
+    }
+
+    /// Whether `old` is a grant of its own that `new` replaces, rather than the same grant:
+    /// another refresh token, or with neither holding one, another access token.
+    private static func grant(_ old: TokenSet, isReplacedBy new: TokenSet) -> Bool {
+        guard let oldRefresh = old.refreshToken else {
+            return new.refreshToken != nil || old.accessToken != new.accessToken
+        }
+        return oldRefresh != new.refreshToken
     }
 
     /// Ends the session locally: tokens are wiped, the account stays as `loggedOut`, and

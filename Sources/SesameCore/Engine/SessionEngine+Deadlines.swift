@@ -5,7 +5,8 @@ extension SessionEngine {
     public func nextDeadline() -> Date? {
         // Changes the store has not taken yet are retried at the next check.
         if unsavedAnnouncements != nil { return clock.now }
-        return accounts.values.compactMap(deadline(of:)).min()
+        let revocations = accounts.values.compactMap(replacedGrantsDeadline(of:))
+        return (accounts.values.compactMap(deadline(of:)) + revocations).min()
     }
 
     /// Announces every deadline that has passed by the wall clock now: `expiring`, `expired`,
@@ -15,6 +16,7 @@ extension SessionEngine {
     public func fireDueDeadlines() -> Int {
         let now = clock.now
         var fired = 0
+        startDueRevocations(now: now)
         if let pending = unsavedAnnouncements, (try? commit([:], announcing: [])) != nil {
             fired += pending.count
         }

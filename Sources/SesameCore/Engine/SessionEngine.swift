@@ -25,6 +25,8 @@ public actor SessionEngine<Payload: Sendable> {
     /// How refreshing stands per account; an account without an entry has nothing under way
     /// and nothing to remember (see `updateRefreshState`).
     var refreshStates: [String: RefreshState] = [:]
+    /// How revoking each account's replaced grants is being retried (`revokeReplacedGrants`).
+    var revocationRetries: [String: RevocationRetry] = [:]
     /// Tokens narrowed to other scopes or audiences, by account and narrowing.
     var narrowed = NarrowedTokens()
     var nextRefreshGeneration: UInt64 = 0

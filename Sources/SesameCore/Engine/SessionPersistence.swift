@@ -29,6 +29,9 @@ public struct StoredAccount: Sendable, Codable, Hashable {
     /// The refresh-token expiry that `refreshTokenExpiring` was announced for, so that it goes out
     /// once per refresh token (a renewed one has another expiry). Absent in older stores.
     public var refreshTokenWarnedFor: Date?
+    /// Grants a new login of the same person replaced that the provider has not yet confirmed
+    /// revoked: kept, and tried again, until it does or they lapse. Absent in older stores.
+    public var replacedGrants: [TokenSet]?
 
     /// Creates a stored account.
     public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false, refreshAt: Date? = nil) {

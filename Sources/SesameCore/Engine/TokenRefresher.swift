@@ -8,6 +8,8 @@ public protocol TokenRefresher: Sendable {
     /// leaving its grant and refresh token alone. The answer carries no refresh token.
     func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
         async throws(NarrowingFailure) -> TokenSet
+    /// Revokes `grant`, a grant of the account's that a new login replaced, at its provider.
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure)
 }
 
 extension TokenRefresher {
@@ -16,6 +18,28 @@ extension TokenRefresher {
         async throws(NarrowingFailure) -> TokenSet
     {
         throw .unsupported(reason: "\(account.provider) offers no token exchange (RFC 8693)")
+    }
+}
+
+extension TokenRefresher {
+    /// No revocation: what a refresher offers unless it implements one.
+    public func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
+        throw RevocationFailure(reason: "\(account.provider) offers no revocation", isFinal: true)
+    }
+}
+
+/// Why a grant was not revoked, in sesamed's words.
+public struct RevocationFailure: Error, Sendable, Hashable {
+    /// Why.
+    public var reason: String
+    /// Whether trying again cannot help (the provider offers no revocation, or revoking the
+    /// grant would end the account's current one too).
+    public var isFinal: Bool
+
+    /// Creates a failure.
+    public init(reason: String, isFinal: Bool) {
+        self.reason = reason
+        self.isFinal = isFinal
     }
 }
 

@@ -192,6 +192,30 @@ final class Providers: TokenRefresher {
         }
     }
 
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
+        guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
+            throw RevocationFailure(
+                reason: "provider '\(account.provider)' is not configured (no file for it in providers.d)",
+                isFinal: false
+            )
+        }
+        guard !adapter.revocationEndsEveryGrant else {
+            throw RevocationFailure(
+                reason: "\(account.provider) would end the new login too: it revokes every grant of a person at once",
+                isFinal: true
+            )
+        }
+        let metadata: Logger.Metadata = ["account": "\(account.id)", "provider": "\(account.provider)"]
+        do throws(ProviderError) {
+            try await adapter.revoke(grant)
+            logger.info("replaced grant revoked at the provider", metadata: metadata)
+        } catch {
+            logger.notice("replaced grant not revoked", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            if case .unsupported = error { throw RevocationFailure(reason: "\(error)", isFinal: true) }
+            throw RevocationFailure(reason: "\(error)", isFinal: false)
+        }
+    }
+
     /// Closes every HTTP client, current and retired.
     func shutdown() async {
         let clients = configured.withLock { $0.values.compactMap(\.client) } + retired.withLock { $0 }

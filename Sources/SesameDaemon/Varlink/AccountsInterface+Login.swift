@@ -63,12 +63,12 @@ extension AccountsInterface {
         )
         try await context.send(VarlinkReply(LoginReply(verification: verification)))
         let login = try await adapter.finishDeviceLogin(authorization, onTrouble: Self.troubleReporter(context))
-        let account = try await store(login, provider: request.provider, adapter: adapter, owner: owner, context)
-        return LoginReply(account: account)
+        let loggedIn = try await store(login, provider: request.provider, adapter: adapter, owner: owner, context)
+        return LoginReply(account: loggedIn.account, replacedGrant: loggedIn.replacedGrant)
     }
 
     func completeLogin(_ request: CompleteLoginParameters, _ caller: Caller, _ context: VarlinkCallContext)
-        async throws -> AccountReply
+        async throws -> LoggedInReply
     {
         // Counted before the login is taken: a refused call leaves it to be completed later.
         try spendProviderCall(caller)
@@ -82,18 +82,17 @@ extension AccountsInterface {
             Self.log(error, ofLoginWith: pending.provider, context: context)
             throw VarlinkLoginError.provider(error)
         }
-        let account = try await store(
+        return try await store(
             login,
             provider: pending.provider,
             adapter: pending.adapter,
             owner: caller.peer.uid,
             context
         )
-        return AccountReply(account: account)
     }
 
     func importTokens(_ request: ImportTokensParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> AccountReply
+        -> LoggedInReply
     {
         let owner = request.owner ?? caller.peer.uid
         guard owner == caller.peer.uid || caller.isRoot else { throw VarlinkError.permissionDenied }
@@ -125,12 +124,12 @@ extension AccountsInterface {
         try await engine.checkAdmissible(session, accountLimit: accountLimit)
         try spendProviderCall(caller)
         try await Self.verify(tokens, subject: request.subject, with: adapter)
-        let account = try await engine.importSession(session, accountLimit: accountLimit)
+        let outcome = try await engine.logIn(session, accountLimit: accountLimit)
         context.logger.info(
             "tokens imported",
-            metadata: ["account": "\(account.id)", "provider": "\(account.provider)"]
+            metadata: ["account": "\(outcome.account.id)", "provider": "\(outcome.account.provider)"]
         )
-        return AccountReply(account: account)
+        return LoggedInReply(outcome)
     }
 
     /// Tokens handed over must be the provider's, for this client, about `subject`, as far as
@@ -181,10 +180,10 @@ extension AccountsInterface {
         adapter: any ProviderAdapter,
         owner: UInt32,
         _ context: VarlinkCallContext
-    ) async throws -> Account {
-        let account: Account
+    ) async throws -> LoggedInReply {
+        let outcome: LoginOutcome
         do {
-            account = try await engine.importSession(
+            outcome = try await engine.logIn(
                 ImportedSession(
                     provider: provider,
                     subject: login.subject,
@@ -198,7 +197,19 @@ extension AccountsInterface {
             try? await adapter.revoke(login.tokens)
             throw error
         }
-        context.logger.info("logged in", metadata: ["account": "\(account.id)", "provider": "\(provider)"])
-        return account
+        context.logger.info("logged in", metadata: ["account": "\(outcome.account.id)", "provider": "\(provider)"])
+        return LoggedInReply(outcome)
+    }
+}
+
+extension LoggedInReply {
+    /// The reply that tells of `outcome`.
+    init(_ outcome: LoginOutcome) {
+        self.init(
+            account: outcome.account,
+            replacedGrant: outcome.replacedGrant.map {
+                ReplacedGrant(revokedRemotely: $0.confirmed, notRevokedReason: $0.reason, retrying: $0.retrying)
+            }
+        )
     }
 }

@@ -44,7 +44,7 @@ extension AccountsInterface {
     /// Redeems a handed-over authorization code into an account owned by the caller. It counts
     /// against the caller's logins like `Login`, since it makes the provider work the same way.
     func redeemCode(_ request: RedeemCodeParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
-        -> AccountReply
+        -> LoggedInReply
     {
         let adapter = try providers.adapter(request.provider)
         guard !request.code.isEmpty, request.code.utf8.count <= 4096 else {
@@ -76,8 +76,7 @@ extension AccountsInterface {
             throw VarlinkLoginError.provider(error)
         }
         if let name = request.displayName { login.displayName = ProviderText.displayName(name) }
-        let account = try await store(login, provider: request.provider, adapter: adapter, owner: uid, context)
-        return AccountReply(account: account)
+        return try await store(login, provider: request.provider, adapter: adapter, owner: uid, context)
     }
 
     /// The flow a `Login` asked for (or the provider's own), if the provider offers it.
