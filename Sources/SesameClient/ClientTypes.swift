@@ -15,6 +15,8 @@ public typealias DeviceVerification = Verification
 public typealias BrowserAuthorization = Authorization
 /// What `logout` did.
 public typealias LogoutResult = LogoutReply
+/// A login's account, and what became of the grant it replaced (`replacedGrant`), if any.
+public typealias LoggedIn = LoggedInReply
 /// A configured provider, and how its accounts log in.
 public typealias ProviderInfo = Provider
 /// The ways sesamed can log an account in.
@@ -33,8 +35,8 @@ public enum LoginProgress: Sendable, Hashable {
     /// An authorization-code login: send the browser here, then call `completeLogin` with the
     /// code the redirect carries. Nothing follows on this stream.
     case authorization(BrowserAuthorization)
-    /// The account is logged in.
-    case done(Account)
+    /// The account is logged in (and the grant it replaced, if any, revoked or kept to retry).
+    case done(LoggedIn)
     /// While a device login polls: what troubles the provider, a short fixed sentence
     /// ("the provider answered 503; still trying"); nil once it has passed.
     case trouble(String?)
@@ -46,7 +48,7 @@ public enum LoginProgress: Sendable, Hashable {
         } else if let authorization = reply.authorization {
             self = .authorization(authorization)
         } else if let account = reply.account {
-            self = .done(account)
+            self = .done(LoggedIn(account: account, replacedGrant: reply.replacedGrant))
         } else if let trouble = reply.trouble {
             self = .trouble(trouble.isEmpty ? nil : trouble)
         } else {

@@ -55,14 +55,15 @@ public struct SesameClient: Sendable {
         try await call(AccountsContract.get, AccountParameters(account: id)).account
     }
 
-    /// Hands sesamed the tokens of a login the program did itself; returns the account.
+    /// Hands sesamed the tokens of a login the program did itself; returns the account, and
+    /// what became of the grant it replaced when it renewed one.
     public func importTokens(
         provider: String,
         subject: String,
         displayName: String? = nil,
         owner: UInt32? = nil,
         tokens: ImportedTokens
-    ) async throws -> Account {
+    ) async throws -> LoggedIn {
         let parameters = ImportTokensParameters(
             provider: provider,
             subject: subject,
@@ -70,7 +71,7 @@ public struct SesameClient: Sendable {
             owner: owner,
             tokens: tokens
         )
-        return try await call(AccountsContract.importTokens, parameters).account
+        return try await call(AccountsContract.importTokens, parameters)
     }
 
     /// A current access token for the account, refreshed by the daemon when needed. With
@@ -133,9 +134,9 @@ public struct SesameClient: Sendable {
         return authorization
     }
 
-    /// Finishes an authorization-code login.
-    public func completeLogin(state: String, code: String) async throws -> Account {
-        try await call(AccountsContract.completeLogin, CompleteLoginParameters(state: state, code: code)).account
+    /// Finishes an authorization-code login: the account, and the grant it replaced, if any.
+    public func completeLogin(state: String, code: String) async throws -> LoggedIn {
+        try await call(AccountsContract.completeLogin, CompleteLoginParameters(state: state, code: code))
     }
 
     /// The configured providers, and how their accounts log in.
@@ -145,7 +146,8 @@ public struct SesameClient: Sendable {
 
     /// Redeems an authorization code an app or web page obtained (code handover); returns the
     /// account, owned by the caller.
-    public func redeemCode(provider: String, _ code: HandedOverCode, displayName: String? = nil) async throws -> Account
+    public func redeemCode(provider: String, _ code: HandedOverCode, displayName: String? = nil) async throws
+        -> LoggedIn
     {
         let parameters = RedeemCodeParameters(
             provider: provider,
@@ -156,7 +158,7 @@ public struct SesameClient: Sendable {
             user: code.user,
             displayName: displayName
         )
-        return try await call(AccountsContract.redeemCode, parameters).account
+        return try await call(AccountsContract.redeemCode, parameters)
     }
 
     /// Refreshes the account's tokens now.

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import SesameClient
 import SesameCore
 
@@ -26,10 +27,14 @@ public struct HelperSession: Sendable {
     }
 
     /// The name (else the id) of the caller's account whose current access token is `secret`,
-    /// if one is: what a person who piped `sesamectl token` into `docker login` meant.
+    /// if one is: what a person who piped `sesamectl token` into `docker login` meant. Accounts
+    /// whose token is about to be refreshed are passed over, so that no provider is asked for
+    /// the sake of an error message.
     public func account(holding secret: String) async throws(HelperFailure) -> String? {
-        try await withClient { client in
-            for account in try await client.accounts() where account.state.canRefresh {
+        let soon = Date().addingTimeInterval(30)
+        return try await withClient { client in
+            for account in try await client.accounts()
+            where account.state == .active && (account.accessTokenExpiresAt.map { $0 > soon } ?? true) {
                 guard let token = try? await client.accessToken(for: account.id) else { continue }
                 if token.accessToken == secret { return account.name ?? account.id }
             }

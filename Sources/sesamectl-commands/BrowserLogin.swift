@@ -17,7 +17,7 @@ struct BrowserLogin {
 
     /// Runs the login `authorization` started, with the redirect arriving at `listener`.
     func run(_ authorization: BrowserAuthorization, _ listener: LoopbackListener, interrupt: InterruptHandler)
-        async throws -> Account
+        async throws -> LoggedIn
     {
         let timeout = Int(LoopbackListener.timeout.components.seconds)
         let waiting = "waiting up to \(Terminal.countdown(timeout)) for the browser"
@@ -49,9 +49,9 @@ struct BrowserLogin {
             throw ExitFailure.message("the provider refused the login: \(said).")
         case .code(let code):
             do {
-                let account = try await client.completeLogin(state: authorization.state, code: code)
-                await redirect.answer(.loggedIn(account))
-                return account
+                let loggedIn = try await client.completeLogin(state: authorization.state, code: code)
+                await redirect.answer(.loggedIn(loggedIn.account))
+                return loggedIn
             } catch {
                 await redirect.answer(.failed(at: provider, "\(error)"))
                 throw error

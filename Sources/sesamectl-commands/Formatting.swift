@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameProtocol
 
 /// How sesamectl prints times, JSON and account tables.
 enum Formatting {
@@ -15,6 +16,16 @@ enum Formatting {
     }
 
     /// Who an account is, as people are shown it: its display name, else its subject.
+    /// What became of the grant a login replaced, for the person; nil when it replaced none.
+    static func sentence(for replaced: ReplacedGrant?) -> String? {
+        guard let replaced else { return nil }
+        if replaced.revokedRemotely { return "the grant this login replaced was revoked at the provider" }
+        let why = (replaced.notRevokedReason ?? "no reason given").forDisplay(limit: 300)
+        return replaced.retrying
+            ? "the grant this login replaced is not revoked at the provider yet (\(why)); sesamed keeps it and tries again"
+            : "the grant this login replaced was not revoked at the provider: \(why)"
+    }
+
     static func name(of account: Account, limit: Int = 100) -> String {
         (account.displayName ?? account.subject).forDisplay(limit: limit)
     }

@@ -81,8 +81,9 @@ struct Import: AsyncParsableCommand {
                     )
                 )
             }
-            let account = try await options.naming(imported, as: name)
+            let account = try await options.naming(imported.account, as: name)
             printLine(json ? try Formatting.json(account) : account.id)
+            Formatting.sentence(for: imported.replacedGrant).map(printError)
         }
     }
 
@@ -102,7 +103,8 @@ struct Import: AsyncParsableCommand {
         let redeemed = try await options.withClient { client in
             try await client.redeemCode(provider: provider, handover, displayName: displayName)
         }
-        let account = try await options.naming(redeemed, as: name)
+        let account = try await options.naming(redeemed.account, as: name)
+        Formatting.sentence(for: redeemed.replacedGrant).map(printError)
         printLine(
             json ? try Formatting.json(account) : "logged in: \(account.id) (\(Formatting.name(of: account)))"
         )

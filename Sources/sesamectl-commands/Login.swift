@@ -73,22 +73,24 @@ struct Login: AsyncParsableCommand {
                 try await options.withClient { try await login($0, screen: screen, interrupt: interrupt) }
             }
             // On a connection of its own: the login's may still be closing its stream.
-            let account = try await options.naming(loggedIn, as: name)
+            let account = try await options.naming(loggedIn.account, as: name)
             if json {
                 printLine(try Formatting.json(account))
             } else {
                 screen.line("logged in: \(account.id) (\(Formatting.name(of: account)))")
-                // A person at a terminal is told what to do with the session; a script is not.
-                if screen.isTerminal {
-                    let called = account.name ?? account.id
-                    screen.line(
-                        screen.styled(
-                            "next: `sesamectl token \(called)` prints its access token; "
-                                + "`sesamectl exec --account \(called) -- COMMAND` runs a command with it",
-                            "2"
-                        )
+            }
+            // The screen is stderr with --json, so stdout still carries the account alone.
+            if let replaced = Formatting.sentence(for: loggedIn.replacedGrant) { screen.line(replaced) }
+            // A person at a terminal is told what to do with the session; a script is not.
+            if !json, screen.isTerminal {
+                let called = account.name ?? account.id
+                screen.line(
+                    screen.styled(
+                        "next: `sesamectl token \(called)` prints its access token; "
+                            + "`sesamectl exec --account \(called) -- COMMAND` runs a command with it",
+                        "2"
                     )
-                }
+                )
             }
         }
     }
@@ -97,7 +99,9 @@ struct Login: AsyncParsableCommand {
     /// the device flow was chosen, the loopback listener is opened first, as the redirect target
     /// the browser flow needs; it costs one socket, and is closed again when sesamed starts a
     /// device login instead.
-    private func login(_ client: SesameClient, screen: Terminal, interrupt: InterruptHandler) async throws -> Account {
+    private func login(_ client: SesameClient, screen: Terminal, interrupt: InterruptHandler) async throws
+        -> LoggedIn
+    {
         let info = try await providerInfo(client)
         let device = flow == .device || (flow == nil && info.defaultFlow == .device)
         var listener = device ? nil : try await LoopbackListener.open(registered: info.redirectURI)
@@ -135,8 +139,8 @@ struct Login: AsyncParsableCommand {
                 }
                 let browser = BrowserLogin(client: client, provider: provider, screen: screen, openBrowser: !noBrowser)
                 return try await browser.run(authorization, listener, interrupt: interrupt)
-            case .done(let account):
-                return account
+            case .done(let loggedIn):
+                return loggedIn
             }
         }
         throw ExitFailure.message("sesamed ended the login without an answer.")

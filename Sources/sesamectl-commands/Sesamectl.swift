@@ -157,11 +157,13 @@ extension SesameError {
         case .session(.needsLogin(let id)):
             "\(id) needs a new login: run `sesamectl login` with its provider (`sesamectl status \(id)` names it)."
         case .session(.tokenExpired(let id)):
-            "the access token of \(id) expired and the provider did not give a new one; "
+            "the access token of \(id) expired and sesamed has no new one now; "
                 + "`sesamectl refresh \(id)` tries again now and says why it fails."
-        case .session(.refreshFailed(let id, let reason)) where reason.contains("the next refresh is due at"):
-            // Held back by the provider's own rules: the reason says when, trying now would not help.
-            "did not refresh \(id): \(reason)."
+        case .session(.refreshFailed(let id, let reason)) where reason.hasPrefix(RefreshHold.prefix):
+            // sesamed's own rule for the provider holds it: the reason says which and until when,
+            // and asking again before then would not help.
+            "did not refresh \(id): \(reason); it refreshes by itself then, and a token still valid "
+                + "is handed out meanwhile."
         case .session(.refreshFailed(let id, let reason)):
             "could not refresh \(id) (\(reason)); `sesamectl refresh \(id)` tries again now."
         case .refused(.notShared(let method)):

@@ -158,8 +158,24 @@ struct Token: AsyncParsableCommand {
         let token = try await client.accessToken(for: account)
         guard let minValid, let expiry = token.expiresAt, expiry < Date().addingTimeInterval(TimeInterval(minValid))
         else { return token }
-        _ = try await client.refresh(account)
-        return try await client.accessToken(for: account)
+        do {
+            _ = try await client.refresh(account)
+        } catch SesameError.session(.refreshFailed(_, let reason)) where expiry > Date() {
+            // The token held is still good: say why no longer-lived one came, not "expired".
+            throw ExitFailure.message(
+                "no token of \(account) valid for \(minValid) s: \(reason); the current one is good until "
+                    + "\(expiry.formatted(.iso8601)) (without --min-valid it is printed)."
+            )
+        }
+        let fresh = try await client.accessToken(for: account)
+        if let end = fresh.expiresAt, end < Date().addingTimeInterval(TimeInterval(minValid)) {
+            let lifetime = Int(end.timeIntervalSinceNow.rounded(.down))
+            throw ExitFailure.message(
+                "\(account)'s provider gives tokens that live \(lifetime) s at most, less than --min-valid "
+                    + "\(minValid); ask for fewer seconds."
+            )
+        }
+        return fresh
     }
 }
 

@@ -4,13 +4,14 @@ only logins that can still finish, and a person who gave up on nine logins is no
 the tenth. Every grant is accounted for: a second login of the same person revokes the grant it
 replaced. Driven with the real sesamectl and sesamed against the test identity provider."""
 
+import json
 import signal
 import subprocess
 from urllib.parse import parse_qs, urlparse
 
 import requests
 
-from harness import Subscription, call, import_from_idp, running, subject_of, wait_until
+from harness import SESAMECTL, Subscription, call, import_from_idp, running, subject_of, wait_until
 from test_oauth import oauth_daemon
 from test_sesamectl_login import as_browser, browser_url, daemon, login  # noqa: F401 (a fixture)
 
@@ -95,3 +96,22 @@ def import_again(daemon, tokens: dict) -> dict:
                    "scopes": tokens["scope"].split()}})
     assert "error" not in reply, reply
     return reply["parameters"]
+
+
+def test_sesamectl_says_what_became_of_the_replaced_grant(tmp_path, idp):
+    """`sesamectl import` over a live account of the same person prints the account on stdout and,
+    on stderr, that the grant it replaced was revoked."""
+    idp.clear_faults()
+    with running(oauth_daemon(tmp_path, idp)) as instance:
+        _, first = import_from_idp(instance, idp)
+        second = idp.device_login()
+        imported = subprocess.run(
+            [str(SESAMECTL), "import", "local", "--subject", subject_of(second["id_token"]), "--socket",
+             str(instance.socket_path)], input=json.dumps(second), capture_output=True, text=True, timeout=60)
+        assert imported.returncode == 0, imported.stderr
+        assert imported.stdout.startswith("local-") and imported.stdout.count("\n") == 1, imported.stdout
+        assert imported.stderr == "the grant this login replaced was revoked at the provider\n", imported.stderr
+        assert not idp.token_status(first["refresh_token"])
+        secrets = [second[key] for key in ("access_token", "refresh_token", "id_token")]
+        leaked = any(secret in imported.stdout + imported.stderr for secret in secrets)
+        assert not leaked, "a token reached sesamectl's output"

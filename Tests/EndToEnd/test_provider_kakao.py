@@ -275,16 +275,28 @@ def test_a_refresh_token_near_its_end_is_announced_before_it_runs_out(daemon, ka
 def test_no_more_refreshes_than_kakao_issues_one_user_reach_kakao(daemon, kakao):
     """[REST] Kakao issues one user at most 20 access tokens in 10 minutes (and 30 refresh
     tokens an hour): the 21st refresh in ten minutes is held back before Kakao is asked, saying
-    when the next is due, and the token sesamed holds is still handed out."""
+    when the next is due, and the token sesamed holds is still handed out. The hold is announced
+    as a refresh that did not happen (refreshFailed, the rule in its detail), and sesamectl says
+    that sesamed holds it, under which rule, until when."""
     account = logged_in(daemon, kakao, "kakao")
     for _ in range(20):
         assert "error" not in refresh(daemon, account["id"])
     held = get_token(daemon, account["id"])
+    events = Subscription(daemon, kinds=["refreshFailed"])
     reply = refresh(daemon, account["id"])
     assert reply.get("error") == "io.sesame.Accounts.RefreshFailed", reply
-    assert "at most 20 access tokens in 10 minutes" in reply["parameters"]["reason"], reply
+    reason = reply["parameters"]["reason"]
+    assert reason.startswith("sesamed holds this refresh back until "), reply
+    assert "at most 20 access tokens in 10 minutes" in reason, reply
     assert len(kakao.token_requests("refresh_token")) == 20, "the 21st refresh reached Kakao"
     check(get_token(daemon, account["id"]) == held, "the token held was not handed out")
+    event = events.next()
+    assert event["detail"] == reason and event["retryAt"], event
+    said = sesamectl(daemon, "refresh", account["id"])
+    assert said.returncode == 6, said.stderr
+    assert said.stderr.startswith(f"did not refresh {account['id']}: sesamed holds this refresh back"), \
+        said.stderr
+    assert "it refreshes by itself then" in said.stderr and "provider did not" not in said.stderr, said.stderr
 
 
 @pytest.mark.parametrize("status", [400, 401])

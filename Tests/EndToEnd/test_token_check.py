@@ -125,3 +125,36 @@ def test_token_rejected_spends_no_refresh_on_a_token_that_was_already_replaced(d
     current = stale.stdout == first.stdout
     assert current, "the already replaced token was not answered with the current one"
     assert idp.counters()["token_requests"].get("refresh_token", 0) == refreshes, "a refresh was spent again"
+
+
+def test_a_check_right_after_a_refresh_still_replaces_a_rejected_token(daemon, idp):
+    """A refusal is acted on once per token refused, not once per ten seconds: a token rejected
+    within seconds of a refresh (here a `sesamectl refresh`; a planned one is the same) is
+    replaced at once, and `token --rejected` right after that replaces the new one too."""
+    account, tokens = import_from_idp(daemon, idp)
+    id = account["id"]
+    assert sesamectl(daemon, "refresh", id).returncode == 0
+    refreshed = get_token(daemon, id)
+    idp.fault(path_prefix=path_of(idp.endpoint("introspection")), status=200, body={"active": False}, count=1)
+    checked = sesamectl(daemon, "status", id, "--check", "--json")
+    assert json.loads(checked.stdout)["checked"] == "rejected", checked
+    after_check = get_token(daemon, id)
+    assert after_check != refreshed, "the rejected token was still handed out after --check"
+    replaced = sesamectl(daemon, "token", id, "--rejected")
+    assert replaced.returncode == 0, replaced.stderr
+    fresh = replaced.stdout.strip()
+    assert fresh != after_check and idp.userinfo(fresh).status_code == 200, "--rejected gave no new token"
+
+
+def test_a_scope_sesamed_refuses_itself_says_so_and_min_valid_beyond_the_lifetime_is_named(daemon, idp):
+    """Words that name who holds a token back: a --scope beyond the grant is refused by sesamed
+    before the provider is asked, and a --min-valid the provider's tokens cannot meet (they live
+    a minute here) says so instead of calling a good token expired (exit 6)."""
+    account, _ = import_from_idp(daemon, idp)
+    id = account["id"]
+    scoped = sesamectl(daemon, "token", id, "--scope", "not-granted")
+    assert scoped.returncode != 0 and "sesamed refuses it without asking the provider" in scoped.stderr, scoped
+    assert "provider refused" not in scoped.stderr, scoped.stderr
+    long = sesamectl(daemon, "token", id, "--min-valid", "3600")
+    assert long.returncode == 1 and long.stdout == "", long
+    assert "gives tokens that live" in long.stderr and "less than --min-valid 3600" in long.stderr, long.stderr

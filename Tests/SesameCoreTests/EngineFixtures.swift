@@ -40,6 +40,24 @@ final class ScriptedRefresher: TokenRefresher {
         return try outcome.get()
     }
 
+    private let revocations = Mutex<(revoked: [TokenSet], failure: RevocationFailure?)>(([], nil))
+
+    /// The grants revoked so far.
+    var revoked: [TokenSet] { revocations.withLock { $0.revoked } }
+
+    /// Makes the next revocations fail with `failure`, or succeed with nil.
+    func failRevocations(with failure: RevocationFailure?) {
+        revocations.withLock { $0.failure = failure }
+    }
+
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
+        let failure = revocations.withLock { state -> RevocationFailure? in
+            if state.failure == nil { state.revoked.append(grant) }
+            return state.failure
+        }
+        if let failure { throw failure }
+    }
+
     private let exchangeState = Mutex<
         (asked: [(subject: String, narrowing: TokenNarrowing)], outcome: Result<TokenSet, NarrowingFailure>)
     >(

@@ -3,11 +3,12 @@ import SesameCore
 import SesameCoreTesting
 import Testing
 
-/// A refresh the provider's own rules do not allow yet (`RefreshFailure.paced`) is not a
-/// failure: nothing is announced, a token that is still valid is handed out, and the planned
-/// refresh waits until it is allowed.
+/// A refresh the provider's own rules do not allow yet (`RefreshFailure.paced`) changes nothing
+/// about the session: a token that is still valid is handed out, the planned refresh waits until
+/// it is allowed, and subscribers hear of it as of a refresh that did not happen (`refreshFailed`
+/// with the rule). A token that expires meanwhile is refused with the rule, not as "expired".
 @Suite struct PacedRefreshTests {
-    @Test func aPacedRefreshKeepsTheTokenAnnouncesNothingAndPlansForWhenItIsAllowed() async throws {
+    @Test func aPacedRefreshKeepsTheTokenAnnouncesTheHoldAndPlansForWhenItIsAllowed() async throws {
         let refresher = ScriptedRefresher()
         let fixture = EngineFixture(refresher: refresher, policy: SessionPolicy(refreshAhead: true))
         let events = await fixture.subscribe()
@@ -20,8 +21,12 @@ import Testing
         #expect(try await fixture.engine.tokens(for: account.id).accessToken == "AT-1")
         #expect(try await fixture.engine.account(account.id).state == .active)
         #expect(fixture.persistence.saved?.accounts.first?.refreshAt == until)
-        // The only event is the login: a paced refresh is not a failed one.
+        fixture.clock.advance(by: .seconds(3601))
+        await #expect(throws: SessionError.refreshFailed(account: account.id, reason: "once a day")) {
+            try await fixture.engine.tokens(for: account.id)
+        }
+        #expect(refresher.calls == 1, "the hold keeps the provider unasked")
         _ = try await fixture.engine.logout(account.id)
-        #expect(try await events.kinds(2) == [.loggedIn, .loggedOut])
+        #expect(try await events.kinds(3) == [.loggedIn, .refreshFailed, .loggedOut])
     }
 }

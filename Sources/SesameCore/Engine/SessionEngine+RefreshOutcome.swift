@@ -127,8 +127,10 @@ extension SessionEngine {
         try transition(&stored, to: refresh.unchangedState)
         stored.refreshAt = stored.refreshAt.map { _ in until }
         updateRefreshState(of: refresh.id) { $0.retryNotBefore = until }
-        holdForProvider(refresh.id, until: until)
-        try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement)
+        holdForProvider(refresh.id, until: until, reason: reason)
+        // Subscribers hear of a hold as of any refresh that did not happen, with the rule.
+        let held = Announcement(kind: .refreshFailed, account: refresh.id, retryAt: until, detail: reason)
+        try commitOrRestore(&stored, startedFrom: refresh.startedFrom, refresh.expiryAnnouncement + [held])
         throw .refreshFailed(account: refresh.id, reason: reason)
     }
 
@@ -141,9 +143,13 @@ extension SessionEngine {
         return (failures, retryAt)
     }
 
-    /// Holds every caller of `id`, early retries included, until `until`, as the provider asked.
-    private func holdForProvider(_ id: String, until: Date) {
-        updateRefreshState(of: id) { $0.providerHoldUntil = until }
+    /// Holds every caller of `id`, early retries included, until `until`, as the provider asked
+    /// or its rules say (`reason`, which callers whose token expires meanwhile are told).
+    private func holdForProvider(_ id: String, until: Date, reason: String? = nil) {
+        updateRefreshState(of: id) { state in
+            state.providerHoldUntil = until
+            state.holdReason = reason
+        }
     }
 
     /// Commits a refresh outcome; if saving fails, the account leaves `refreshing` for the state

@@ -33,7 +33,13 @@ extension SessionEngine {
         else {
             // Nothing to refresh with, logging out, or backing off after failures: callers get
             // what there is rather than each asking a provider that is struggling.
-            if tokens.accessTokenHasExpired(at: clock.now) { throw .tokenExpired(id) }
+            if tokens.accessTokenHasExpired(at: clock.now) {
+                // Held by the provider's rules: say which and until when, not just "expired".
+                if let reason = refreshing.holdReason, let until = refreshing.providerHoldUntil, until > clock.now {
+                    throw .refreshFailed(account: id, reason: reason)
+                }
+                throw .tokenExpired(id)
+            }
             return tokens
         }
         do throws(SessionError) {

@@ -133,6 +133,8 @@ public actor SessionEngine<Payload: Sendable> {
         /// Until when the provider itself asked not to be called again (its Retry-After, or its
         /// own pacing rules): not even a caller whose token has expired refreshes before then.
         var providerHoldUntil: Date?
+        /// Why, when sesamed holds the refresh by the provider's rules (`RefreshHold`).
+        var holdReason: String?
         /// Logouts under way: no refresh starts while the grant is being revoked, so that what
         /// is revoked is what the account holds.
         var logouts = 0
@@ -191,6 +193,7 @@ public actor SessionEngine<Payload: Sendable> {
             state.failures = 0
             state.retryNotBefore = nil
             state.providerHoldUntil = nil
+            state.holdReason = nil
         }
     }
 

@@ -22,8 +22,8 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The account's provider cannot hand out a narrowed token (another scope, audience or
     /// resource) at all; `reason` says what is missing.
     case narrowingUnsupported(account: String, reason: String)
-    /// The provider refused the narrowed token asked for (a scope beyond the grant, an
-    /// audience it does not know); `reason` is sesamed's account of its answer.
+    /// The narrowed token asked for was refused: by the provider (an audience it does not
+    /// know), or by sesamed before asking (a scope beyond the grant); `reason` says which.
     case narrowingRefused(account: String, reason: String)
 
     public var description: String {
@@ -38,7 +38,8 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyAccounts(let limit): "the owner already has \(limit) accounts, as many as one user may"
         case .invalidName(let name, let reason): "the name '\(name)' cannot be used: \(reason)"
         case .narrowingUnsupported(let id, let reason): "\(id) cannot have a narrowed token: \(reason)"
-        case .narrowingRefused(let id, let reason): "the provider refused a narrowed token for \(id): \(reason)"
+        // The reason says who refused: the provider, or sesamed before asking it.
+        case .narrowingRefused(let id, let reason): "no narrowed token for \(id): \(reason)"
         }
     }
 }

@@ -28,6 +28,18 @@ extension TokenRefresher {
     }
 }
 
+/// The words of a refresh sesamed holds back by its provider's rule (`RefreshFailure.paced`):
+/// who holds it, which rule, and until when. Clients recognise them by their start.
+public enum RefreshHold {
+    /// How every such reason begins.
+    public static let prefix = "sesamed holds this refresh back"
+
+    /// Why a refresh is held until `until` by `rule` (the provider's rule in a few words).
+    public static func reason(until: Date, rule: String) -> String {
+        "\(prefix) until \(until.formatted(.iso8601)), by the provider's rule: \(rule)"
+    }
+}
+
 /// Why a grant was not revoked, in sesamed's words.
 public struct RevocationFailure: Error, Sendable, Hashable {
     /// Why.

@@ -23,8 +23,7 @@ final class RefreshPacer: Sendable {
             var earlier = (byAccount[account.id] ?? []).filter { $0 > since }
             if let next = pacing.nextAllowed(after: earlier, now: now) {
                 byAccount[account.id] = earlier
-                let due = next.formatted(.iso8601)
-                return .paced(until: next, reason: "\(pacing.rule); the next refresh is due at \(due)")
+                return .paced(until: next, reason: RefreshHold.reason(until: next, rule: pacing.rule))
             }
             earlier.append(now)
             byAccount[account.id] = earlier

@@ -26,7 +26,8 @@ extension AccountsInterface {
                 .narrowingRefused(
                     account: account.id,
                     reason:
-                        "the scope \(scope) was not granted to this account (it has \(account.scopes.joined(separator: " ")))"
+                        "sesamed refuses it without asking the provider: the scope \(scope) was not granted to "
+                        + "this account, which has \(account.scopes.joined(separator: " ")); ask for some of those"
                 )
             )
         }
