@@ -9,6 +9,10 @@ import SesameProtocol
 /// in and hands the authorization code over (`RedeemCode`). The client secret is a short-lived
 /// ES256 JWT that sesamed signs with the team's private key and renews before it expires.
 public final class AppleProvider: OIDCBasedAdapter {
+    /// "Revoke tokens" (/auth/revoke) invalidates the tokens and the person's authorization of
+    /// the app, and with it every other token of theirs.
+    public var revocationEndsEveryGrant: Bool { true }
+
     /// What only an Apple provider file configures.
     public struct Settings: Sendable, Hashable, CustomStringConvertible {
         /// The team id, the client secret's `iss`.

@@ -102,6 +102,10 @@ public final class KakaoProvider: OIDCBasedAdapter {
         guard String(id) == subject else { throw .invalidResponse("the access token belongs to another Kakao user") }
     }
 
+    /// "연결 끊기" (unlink) withdraws the person's consent to the app, ending every token of
+    /// theirs; "로그아웃" (logout) expires only the tokens it is given.
+    public var revocationEndsEveryGrant: Bool { settings.logoutMethod == .unlink }
+
     /// Logs out (or unlinks) with the access token. Kakao answers `code: -401` for an access
     /// token that expired; the refresh token then gets a current one, and the call is made again.
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {

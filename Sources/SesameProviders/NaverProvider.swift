@@ -129,6 +129,10 @@ public final class NaverProvider: OIDCBasedAdapter {
         }
     }
 
+    /// The deletion (`grant_type=delete`) ends the app's link to the person's Naver account,
+    /// and with it every token of theirs.
+    public var revocationEndsEveryGrant: Bool { true }
+
     /// "접근 토큰 삭제 요청": `grant_type=delete` with a valid access token (an expired one is
     /// refreshed first). Naver answers success even for tokens it does not know, so its answer
     /// proves nothing: the deletion counts as confirmed only once the refresh token it should

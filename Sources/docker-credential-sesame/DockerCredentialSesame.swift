@@ -36,7 +36,8 @@ struct DockerCredentialSesame {
 
     /// What docker writes on stdin (bounded: a URL, or `store`'s one small JSON object).
     private static func readInput() -> Data {
-        ((try? FileHandle.standardInput.read(upToCount: 65536)) ?? nil) ?? Data()
+        // An access token may be 64 KiB (sesamed's bound), and `store`'s JSON holds one.
+        ((try? FileHandle.standardInput.read(upToCount: 256 * 1024)) ?? nil) ?? Data()
     }
 
     /// The server URL docker writes on stdin.

@@ -15,7 +15,6 @@ enum Formatting {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// Who an account is, as people are shown it: its display name, else its subject.
     /// What became of the grant a login replaced, for the person; nil when it replaced none.
     static func sentence(for replaced: ReplacedGrant?) -> String? {
         guard let replaced else { return nil }
@@ -26,6 +25,7 @@ enum Formatting {
             : "the grant this login replaced was not revoked at the provider: \(why)"
     }
 
+    /// Who an account is, as people are shown it: its display name, else its subject.
     static func name(of account: Account, limit: Int = 100) -> String {
         (account.displayName ?? account.subject).forDisplay(limit: limit)
     }

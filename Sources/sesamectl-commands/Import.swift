@@ -76,7 +76,9 @@ struct Import: AsyncParsableCommand {
                         idToken: response.idToken,
                         tokenType: response.tokenType,
                         expiresIn: response.expiresIn.map(Int64.init),
-                        refreshExpiresIn: response.refreshTokenExpiresIn.map(Int64.init),
+                        refreshExpiresIn: (response.refreshTokenExpiresIn ?? response.keycloakRefreshExpiresIn).map(
+                            Int64.init
+                        ),
                         scopes: response.scopes
                     )
                 )

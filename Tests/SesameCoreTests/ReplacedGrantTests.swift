@@ -54,6 +54,19 @@ import Testing
         try await waitUntil { fixture.persistence.saved?.accounts.first?.replacedGrants == nil }
     }
 
+    /// A grant kept to revoke that is handed in again is the current grant, never revoked.
+    @Test func aKeptGrantHandedInAgainIsNotRevoked() async throws {
+        let fixture = EngineFixture()
+        _ = try await fixture.importAccount()
+        fixture.refresher.failRevocations(with: RevocationFailure(reason: "HTTP 503", isFinal: false))
+        _ = try await relogin(fixture, refresh: "RT-2", access: "AT-2")
+        fixture.refresher.failRevocations(with: nil)
+        let again = try await relogin(fixture, refresh: "RT-1", access: "AT-3")
+        #expect(fixture.refresher.revoked.map(\.refreshToken) == ["RT-2"], "RT-1 is the current grant again")
+        #expect(again.replacedGrant == ReplacedGrantRevocation(confirmed: true))
+        #expect(fixture.persistence.saved?.accounts.first?.replacedGrants == nil)
+    }
+
     /// A grant that can never be revoked (the provider offers no revocation, or would end the
     /// new grant with it) is not kept for ever: the login says why, and it is dropped.
     @Test func aGrantThatCannotBeRevokedIsDroppedAndSaid() async throws {

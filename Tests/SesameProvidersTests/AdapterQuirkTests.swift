@@ -75,7 +75,10 @@ import Testing
         let naver = try read(#"{"access_token":"a","token_type":"bearer","expires_in":"3600"}"#)
         #expect(naver.expiresIn == 3600 && naver.tokenType == "bearer")
         let keycloak = try read(#"{"access_token":"a","expires_in":300,"refresh_expires_in":"1800"}"#)
-        #expect(keycloak.expiresIn == 300 && keycloak.refreshTokenExpiresIn == 1800 && keycloak.tokenType == nil)
+        #expect(keycloak.expiresIn == 300 && keycloak.keycloakRefreshExpiresIn == 1800 && keycloak.tokenType == nil)
+        #expect(keycloak.refreshTokenExpiresIn == nil, "Keycloak's session limit is not the refresh token's end")
+        let offline = try read(#"{"access_token":"a","refresh_token_expires_in":0,"refresh_expires_in":0}"#)
+        #expect(offline.refreshTokenExpiresIn == nil && offline.keycloakRefreshExpiresIn == nil)
         #expect(keycloak.tokenSet(now: Date(timeIntervalSince1970: 0), requestedScopes: []).tokenType == "Bearer")
         #expect(throws: DecodingError.self) { try read(#"{"access_token":"a","expires_in":"soon"}"#) }
         #expect(throws: DecodingError.self) { try read(#"{"expires_in":3600}"#) }

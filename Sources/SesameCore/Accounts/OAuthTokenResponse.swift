@@ -12,8 +12,11 @@ public struct OAuthTokenResponse: Sendable, Decodable, CustomStringConvertible {
     public var expiresIn: Int?
     /// `refresh_token`.
     public var refreshToken: String?
-    /// `refresh_token_expires_in` (Kakao, Microsoft) or `refresh_expires_in` (Keycloak).
+    /// `refresh_token_expires_in` (Kakao, Microsoft).
     public var refreshTokenExpiresIn: Int?
+    /// Keycloak's `refresh_expires_in`: its session's idle limit, or 0 for an offline token that
+    /// does not lapse, so it is not the refresh token's end (an app's hand-over may still mean it so).
+    public var keycloakRefreshExpiresIn: Int?
     /// `id_token` (OpenID Connect Core §3.1.3.3).
     public var idToken: String?
     /// `scope`, space-separated.
@@ -56,9 +59,14 @@ public struct OAuthTokenResponse: Sendable, Decodable, CustomStringConvertible {
         tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
         expiresIn = try container.decodeIfPresent(LenientInteger.self, forKey: .expiresIn)?.value
         refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
-        refreshTokenExpiresIn =
-            try container.decodeIfPresent(LenientInteger.self, forKey: .refreshTokenExpiresIn)?.value
-            ?? container.decodeIfPresent(LenientInteger.self, forKey: .keycloakRefreshExpiresIn)?.value
+        // A refresh token's lifetime of zero or less says it does not lapse (Keycloak's offline
+        // tokens), not that it ends the moment it is issued.
+        refreshTokenExpiresIn = try container.decodeIfPresent(LenientInteger.self, forKey: .refreshTokenExpiresIn)?
+            .positive
+        keycloakRefreshExpiresIn = try container.decodeIfPresent(
+            LenientInteger.self,
+            forKey: .keycloakRefreshExpiresIn
+        )?.positive
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
     }
@@ -89,6 +97,8 @@ public struct OAuthTokenResponse: Sendable, Decodable, CustomStringConvertible {
 public struct LenientInteger: Sendable, Decodable {
     /// The number.
     public var value: Int
+    /// The number when it is above zero.
+    public var positive: Int? { value > 0 ? value : nil }
 
     /// Reads a JSON integer, or a string that holds only one.
     public init(from decoder: any Decoder) throws {

@@ -93,20 +93,28 @@ extension SessionEngine {
             tokens: tokens,
             refreshAt: policy.refreshTime(for: tokens, obtainedAt: now)
         )
-        stored.replacedGrants = (existing?.replacedGrants ?? []) + (replaced.map { [$0] } ?? [])
-        if stored.replacedGrants?.isEmpty == true { stored.replacedGrants = nil }
+        // A grant handed in again is the current one, never one to revoke. Bounded, so that
+        // logins repeated while the provider refuses every revocation cannot grow the store
+        // without end: past the bound, the oldest is let go.
+        let carried = (existing?.replacedGrants ?? []).filter { $0.refreshToken != tokens.refreshToken }
+        let kept = (carried + (replaced.map { [$0] } ?? [])).suffix(Self.replacedGrantLimit)
+        stored.replacedGrants = kept.isEmpty ? nil : Array(kept)
+        // Tokens narrowed from the old grant go with it, now rather than once it is revoked.
+        if replaced != nil { narrowed.forget(account: account.id) }
         let announcing = replaced == nil ? [Announcement(kind: .loggedIn, account: account.id)] : []
         try commit([account.id: stored], announcing: announcing)
         abandonRefresh(of: account.id)
         return (account, replaced)
     }
 
-    /// Whether `old` is a grant of its own that `new` replaces, rather than the same grant:
-    /// another refresh token, or with neither holding one, another access token.
+    /// The most replaced grants an account keeps to revoke.
+    static var replacedGrantLimit: Int { 4 }
+
+    /// Whether `old` is a grant of its own that `new` replaces, rather than the same grant: it
+    /// holds another refresh token. Tokens without one are left to lapse: an access token ends
+    /// by itself, and at some providers revoking one ends the person's other grants too.
     private static func grant(_ old: TokenSet, isReplacedBy new: TokenSet) -> Bool {
-        guard let oldRefresh = old.refreshToken else {
-            return new.refreshToken != nil || old.accessToken != new.accessToken
-        }
+        guard let oldRefresh = old.refreshToken else { return false }
         return oldRefresh != new.refreshToken
     }
 
@@ -189,6 +197,7 @@ extension SessionEngine {
         guard accounts[id] != nil else { throw .noSuchAccount(id) }
         try commit([id: nil], announcing: [Announcement(kind: .accountRemoved, account: id)])
         abandonRefresh(of: id)
+        revocationRetries[id] = nil
     }
 
     private func makeAccountID(provider: String) -> String {

@@ -44,17 +44,24 @@ extension SessionEngine {
     /// `announcingLogin`, announces `loggedIn` in the same commit.
     @discardableResult
     func revokeReplacedGrants(of id: String, announcingLogin: Bool = false) async -> ReplacedGrantRevocation {
-        guard let stored = accounts[id] else { return ReplacedGrantRevocation(confirmed: false, reason: "removed") }
+        guard let stored = accounts[id] else {
+            revocationRetries[id] = nil
+            return ReplacedGrantRevocation(confirmed: false, reason: "the account was removed")
+        }
         revocationRetries[id, default: RevocationRetry()].running = true
         var outcome = ReplacedGrantRevocation(confirmed: true)
         var ended: [TokenSet] = []
         for grant in stored.replacedGrants ?? [] {
+            // Looked at again before each call: a login meanwhile may have made it current.
+            guard let now = accounts[id], now.replacedGrants?.contains(grant) == true,
+                now.tokens?.refreshToken != grant.refreshToken
+            else { continue }
             if Self.hasLapsed(grant, at: clock.now) {
                 ended.append(grant)
                 continue
             }
             do throws(RevocationFailure) {
-                try await refresher.revoke(stored.account, grant: grant)
+                try await refresher.revoke(now.account, grant: grant)
                 ended.append(grant)
             } catch {
                 if error.isFinal { ended.append(grant) }
@@ -80,8 +87,9 @@ extension SessionEngine {
         }
         let left = (current.replacedGrants ?? []).filter { !ended.contains($0) }
         current.replacedGrants = left.isEmpty ? nil : left
+        // A logout while the provider was asked ended the login this would announce.
         let announcements =
-            announcingLogin
+            announcingLogin && current.account.state != .loggedOut
             ? [
                 Announcement(
                     kind: .loggedIn,
@@ -96,11 +104,24 @@ extension SessionEngine {
             return
         }
         retry.failures += 1
+        if retry.failures >= Self.revocationAttempts, saved {
+            // The provider has refused long enough that trying on would only load it: the
+            // grants are let go (each try was logged with its reason).
+            current.replacedGrants = nil
+            if (try? commit([id: current], announcing: [])) != nil {
+                revocationRetries[id] = nil
+                return
+            }
+        }
         retry.notBefore = clock.now.addingTimeInterval(
             policy.retryDelay(afterFailures: retry.failures, atLeast: .zero)
         )
         revocationRetries[id] = retry
     }
+
+    /// How many tries in a row may leave a replaced grant unrevoked before it is let go: with
+    /// the refresh backoff, about an hour of trying.
+    static var revocationAttempts: Int { 16 }
 
     /// When the account's replaced grants are next tried, if it keeps any and no try runs.
     func replacedGrantsDeadline(of stored: StoredAccount) -> Date? {

@@ -133,8 +133,17 @@ extension SessionEngine {
             _ = try refreshTask(for: id)
             updateRefreshState(of: id) { $0.refreshedForRejection = accessToken }
         }
-        guard let fresh = try await refresh(id, waitingAtMost: patience) else { return false }
-        return fresh.accessToken != accessToken
+        do throws(SessionError) {
+            guard let fresh = try await refresh(id, waitingAtMost: patience) else { return false }
+            return fresh.accessToken != accessToken
+        } catch {
+            // A refresh that failed did not act on the refusal: the next report may try again
+            // (the backoff after the failure still paces it).
+            updateRefreshState(of: id) { state in
+                if state.refreshedForRejection == accessToken { state.refreshedForRejection = nil }
+            }
+            throw error
+        }
     }
 
     /// The refresh of `id` in flight, started now if none is.

@@ -60,10 +60,11 @@ public struct AuthEvent: Sendable, Codable, Hashable {
     public var reason: LogoutReason?
     /// For `refreshFailed`: when the next attempt is due.
     public var retryAt: Date?
-    /// For `loggedOut`: whether the provider confirmed the revocation (false: wiped locally only).
+    /// For `loggedOut`: whether the provider confirmed the revocation (false: wiped locally only);
+    /// for `loggedIn` of a login that replaced a grant: whether that grant was confirmed revoked.
     public var revokedRemotely: Bool?
     /// For `refreshFailed` and `needsLogin`: why, in sesamed's own words (never token material,
-    /// never the provider's free text).
+    /// never the provider's free text); for `loggedIn`: why the replaced grant was not revoked.
     public var detail: String?
 
     /// Creates an event about `account` as it is after the change.

@@ -210,9 +210,28 @@ final class Providers: TokenRefresher {
             try await adapter.revoke(grant)
             logger.info("replaced grant revoked at the provider", metadata: metadata)
         } catch {
-            logger.notice("replaced grant not revoked", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-            if case .unsupported = error { throw RevocationFailure(reason: "\(error)", isFinal: true) }
-            throw RevocationFailure(reason: "\(error)", isFinal: false)
+            let failure = Self.revocationFailure(error)
+            logger.notice(
+                "replaced grant not revoked",
+                metadata: metadata.merging(["error": "\(failure.reason)"]) { $1 }
+            )
+            throw failure
+        }
+    }
+
+    /// What a failed revocation means, in sesamed's words (a provider's description may quote
+    /// the token, so only its error code is kept): a refusal says the grant no longer works
+    /// there, which is what revoking it was for, and a provider without revocation never will;
+    /// the rest may pass.
+    private static func revocationFailure(_ error: ProviderError) -> RevocationFailure {
+        switch error {
+        case .rejected(let name, _, let code):
+            RevocationFailure(
+                reason: "the provider refused it (\(name)\(code.map { ", \($0)" } ?? "")): it no longer works there",
+                isFinal: true
+            )
+        case .unsupported: RevocationFailure(reason: "\(error)", isFinal: true)
+        default: RevocationFailure(reason: "\(error)", isFinal: false)
         }
     }
 
