@@ -47,9 +47,21 @@ def denied(daemon) -> None:
     assert process.returncode == 1 and "refused the login" in err, err
 
 
+def device_interrupted(daemon) -> None:
+    """A device login given up with Ctrl-C while sesamectl shows the code."""
+    process = login(daemon, "local", "--device")
+    try:
+        assert process.stdout.readline().startswith("Open "), "no device code shown"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode != 0, err
+
+
 def test_nine_abandoned_logins_leave_the_tenth_working(daemon, idp):
     for attempt in range(9):
-        (interrupted if attempt % 2 == 0 else denied)(daemon)
+        (interrupted, denied, device_interrupted)[attempt % 3](daemon)
     process, url = started_browser_login(daemon)
     try:
         page = as_browser(idp, url)
