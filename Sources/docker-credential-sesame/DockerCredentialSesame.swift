@@ -21,7 +21,10 @@ struct DockerCredentialSesame {
         do {
             switch action {
             case "get": try await get(server: readServer())
-            case "erase": erase(server: readServer())
+            // docker erases a registry's credentials on `docker logout`, to forget them: sesamed
+            // keeps them, for every program using the account, so nothing is done here
+            // (`sesamectl logout` ends the account's session).
+            case "erase": break
             case "list": try list()
             case "store": try await store(readInput())
             case "version": write("docker-credential-sesame (Sesame)\n")
@@ -67,8 +70,8 @@ struct DockerCredentialSesame {
 
     /// What `docker login` hands over once the registry took it. sesamed keeps the tokens, so
     /// nothing is stored: the current token of the mapped account is accepted as what `get`
-    /// answers anyway (`docker login` with a helper, or `sesamectl token | docker login
-    /// --password-stdin`); any other secret is refused, lest a login seem to keep a password
+    /// answers anyway (`docker login` with a helper, or `sesamectl token | docker login -u
+    /// oauth2 --password-stdin`); any other secret is refused, lest a login seem to keep a password
     /// this helper would never hand out, with the line that maps the registry.
     private static func store(_ input: Data) async throws {
         guard let object = (try? JSONSerialization.jsonObject(with: input)) as? [String: Any],
@@ -91,11 +94,6 @@ struct DockerCredentialSesame {
                 + "\"\(mapKey(for: server))\" = \"\(account)\""
         )
     }
-
-    /// docker erases a registry's credentials on `docker logout`, to forget them: sesamed keeps
-    /// them, for every program using the account, so nothing is done here (`sesamectl logout`
-    /// ends the account's session).
-    private static func erase(server: String) {}
 
     /// Every mapped URL, with the user name `get` sends.
     private static func list() throws {
