@@ -37,6 +37,15 @@ public struct TokenSet: Sendable, Hashable, Codable {
         self.scopes = scopes
     }
 
+    /// What a replaced grant keeps until it is revoked: its tokens and their expiry, not the ID
+    /// token or the scopes, which no revocation reads.
+    public var keptForRevocation: TokenSet {
+        var kept = self
+        kept.idToken = nil
+        kept.scopes = []
+        return kept
+    }
+
     /// Whether the access token has expired at `now`.
     public func accessTokenHasExpired(at now: Date) -> Bool {
         accessTokenExpiresAt.map { $0 <= now } ?? false

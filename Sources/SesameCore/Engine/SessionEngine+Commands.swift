@@ -81,7 +81,7 @@ extension SessionEngine {
             tokens.refreshToken = held.refreshToken
             tokens.refreshTokenExpiresAt = held.refreshTokenExpiresAt
         }
-        let replaced = existing?.tokens.flatMap { Self.grant($0, isReplacedBy: tokens) ? $0 : nil }
+        let replaced = existing?.tokens.flatMap { Self.grant($0, isReplacedBy: tokens) ? $0.keptForRevocation : nil }
         account.displayName = session.displayName ?? account.displayName
         account.scopes = tokens.scopes
         account.state = .active
