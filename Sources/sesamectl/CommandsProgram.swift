@@ -17,19 +17,27 @@ enum CommandsProgram {
 
     /// Replaces this process with sesamectl-commands, with this process's own arguments byte for
     /// byte (its name among them); when that cannot be done, says so and exits with the shell's
-    /// 127 (not found) or 126.
+    /// 127 (not found) or 126. Only a copy no other user can have placed or changed is run
+    /// (`ProgramTrust`): sesamectl copied into a shared directory must not run what another
+    /// user put beside it.
     static func run() -> Never {
         guard let directory = ownDirectory() else {
             // Never a path relative to the working directory: that would run whatever lies there.
             fail(path: "/proc/self/exe", code: errno)
         }
-        let paths = candidates(besides: directory).map { $0 + [0] }
-        // The first that runs; else the first there is, or else the installed place, to name.
-        let path =
-            paths.first { withCString($0) { access($0, X_OK) } == 0 }
-            ?? paths.first { withCString($0) { access($0, F_OK) } == 0 } ?? paths[1]
-        _ = withCString(path) { execv($0, CommandLine.unsafeArgv) }
-        fail(path: String(decoding: path.dropLast(), as: UTF8.self), code: errno)
+        let paths = candidates(besides: directory)
+        var refusal: String?
+        for path in paths where ProgramTrust.withCString(path, { access($0, F_OK) }) == 0 {
+            var resolved: [UInt8] = []
+            if let reason = ProgramTrust.distrust(of: path, caller: getuid(), resolved: &resolved) {
+                refusal = refusal ?? reason
+                continue
+            }
+            _ = ProgramTrust.withCString(resolved) { execv($0, CommandLine.unsafeArgv) }
+            fail(path: ProgramTrust.text(path), code: errno)
+        }
+        if let refusal { refuse(because: refusal) }
+        fail(path: ProgramTrust.text(paths[1]), code: ENOENT)
     }
 
     private static func fail(path: String, code: CInt) -> Never {
@@ -42,6 +50,16 @@ enum CommandsProgram {
         exit(code == ENOENT ? 127 : 126)
     }
 
+    private static func refuse(because reason: String) -> Never {
+        Output.write(
+            "sesamectl: will not run \(name): \(reason), so another user may have put it there. "
+                + "Run the installed sesamectl, or keep this copy in a directory of your own beside a "
+                + "\(name) of your own.\n",
+            to: STDERR_FILENO
+        )
+        exit(126)
+    }
+
     /// The directory this program's file is in, from /proc/self/exe (a symlink to it, or a name
     /// found on $PATH, would not say); nil when that cannot be read.
     private static func ownDirectory() -> [UInt8]? {
@@ -51,13 +69,5 @@ enum CommandsProgram {
         let path = buffer[..<length].map { UInt8(bitPattern: $0) }
         guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         return Array(path[..<max(slash, 1)])
-    }
-
-    /// Calls `body` with `bytes` (NUL-terminated) as a C string.
-    private static func withCString<Result>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> Result) -> Result {
-        bytes.withUnsafeBufferPointer { buffer in
-            // `bytes` holds at least its NUL, so the buffer has a base address.
-            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
-        }
     }
 }

@@ -154,3 +154,62 @@ def test_the_shortcuts_failure_is_the_one_worded(tmp_path):
     result = run(SESAMECTL, "token", "nobody", "--socket", str(path))
     server.join(timeout=60)
     assert outcome(result) == (4, "", "no account nobody; see `sesamectl accounts`.\n")
+
+
+PLANTED = "#!/bin/sh\necho PLANTED \"$@\" >> \"$(dirname \"$0\")/ran\"\n"
+
+
+@pytest.fixture
+def shared(tmp_path):
+    """A directory like /tmp (mode 1777) holding a copy of sesamectl."""
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    directory.chmod(0o1777)
+    shutil.copy2(SESAMECTL, directory / "sesamectl")
+    return directory
+
+
+def plant(directory, owner, mode=0o755, target=None, group=None):
+    """Puts a sesamectl-commands beside the copy: a script, or a symlink to `target`."""
+    planted = directory / "sesamectl-commands"
+    if target:
+        planted.symlink_to(target)
+    else:
+        planted.write_text(PLANTED)
+        planted.chmod(mode)
+    os.chown(planted, owner, owner if group is None else group, follow_symlinks=False)
+
+
+def test_a_copy_in_a_shared_directory_runs_nothing_another_user_put_beside_it(shared):
+    """sesamectl copied into a directory anyone may write runs no sesamectl-commands another user
+    placed or could have changed there (owned by them, writable by others, or a link of theirs to
+    a program of root's), and says which file and why; the caller's own copy there runs."""
+    nobody = 65534
+    for owner, mode, target, group, why in (
+            (nobody, 0o755, None, None, "belongs to uid 65534, neither root nor you"),
+            (0, 0o775, None, nobody, "may be written by others than its owner"),
+            (0, 0o757, None, None, "may be written by others than its owner"),
+            (nobody, 0o755, "/bin/echo", None, "belongs to uid 65534, neither root nor you")):
+        plant(shared, owner, mode, target, group)
+        for args in (["status"], ["token", "no-such-account"]):
+            result = run(shared / "sesamectl", *args)
+            assert (result.returncode, result.stdout) == (126, ""), (why, args, result)
+            assert result.stderr.startswith(
+                f"sesamectl: will not run sesamectl-commands: {shared}/sesamectl-commands {why}, so another "
+                "user may have put it there."), (why, args, result.stderr)
+        assert not (shared / "ran").exists(), why
+        (shared / "sesamectl-commands").unlink()
+    shutil.copy2(COMMANDS, shared / "sesamectl-commands")
+    assert outcome(run(shared / "sesamectl", "--version", "--help")) == outcome(run(COMMANDS, "--version", "--help"))
+
+
+def test_a_directory_others_may_write_is_no_place_to_run_from(tmp_path):
+    """Without the sticky bit, another user could swap even the caller's own file: refused."""
+    directory = tmp_path / "open"
+    directory.mkdir()
+    shutil.copy2(SESAMECTL, directory / "sesamectl")
+    shutil.copy2(COMMANDS, directory / "sesamectl-commands")
+    directory.chmod(0o777)
+    result = run(directory / "sesamectl", "status")
+    assert result.returncode == 126 and result.stderr.startswith(
+        f"sesamectl: will not run sesamectl-commands: {directory} may be written by others than its owner"), result
