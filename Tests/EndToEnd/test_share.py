@@ -253,3 +253,24 @@ def test_another_user_cannot_join_a_share_or_share_what_it_may_not_use(tmp_path)
             assert json.loads(opened.stdout).get("error") == "org.varlink.service.ExpectedMore"
         finally:
             share.stop()
+
+
+def test_shares_opened_and_hung_up_in_a_loop_write_a_bounded_log(daemon, accounts):
+    """Each share opened and hung up at once would start a log budget of its own: the budget is
+    the owner's, across all their shares, and the requested path reaches the log escaped (no
+    bidirectional override) and cut short, whatever its length."""
+    shared, _ = accounts
+    requested = "/tmp/\u202e" + "x" * 4000
+    opens = 200
+    for _ in range(opens):
+        connection = RawConnection(daemon.socket_path)
+        reply = connection.call("io.sesame.Shares.Open", {"accounts": [shared], "socket": requested}, more=True)
+        assert reply["parameters"]["share"]["accounts"] == [shared], reply
+        connection.sock.close()
+    ended = wait_until(lambda: [line for line in daemon.log().splitlines() if "share ended" in line],
+                       what="a share's end in the log")
+    lines = [line for line in daemon.log().splitlines() if "share " in line]
+    assert len(ended) >= 1 and len(lines) <= 20, f"{len(lines)} lines for {opens} shares opened and hung up"
+    started = [line for line in lines if "share started" in line]
+    assert started and all("\u202e" not in line and "\\u{202e}" in line for line in started), started[:1]
+    assert all(len(line) < 1024 for line in lines), max(lines, key=len)

@@ -17,13 +17,14 @@ final class Share: Sendable {
     let idToken: Bool
     /// When it ends by itself, if it does.
     let expiresAt: Date?
-    /// What its consumers' calls may write to the log: a consumer in a loop would otherwise
-    /// write a line per token, and the lines that matter would be lost in the journal's limits.
-    let logBudget = PeerLogBudget(perWindow: 20)
+    /// What the share may write to the log, shared by every share of its owner's.
+    private let logBudget: PeerLogBudget
     private let ending = Mutex<String?>(nil)
 
-    /// A share of `accounts` opened by `owner`, with an id of its own.
-    init(owner: UInt32, accounts: Set<String>, idToken: Bool, expiresAt: Date?) {
+    /// A share of `accounts` opened by `owner`, with an id of its own, logging within
+    /// `logBudget` (its owner's, across all their shares).
+    init(owner: UInt32, accounts: Set<String>, idToken: Bool, expiresAt: Date?, logBudget: PeerLogBudget) {
+        self.logBudget = logBudget
         var random = SystemRandomNumberGenerator()
         self.id = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
         self.owner = owner
@@ -40,9 +41,10 @@ final class Share: Sendable {
         ending.withLock { if $0 == nil { $0 = reason } }
     }
 
-    /// Logs `message` about the share at info, unless its consumers have used up its log budget.
+    /// Logs `message` about the share at info, unless its owner's shares have used up their log
+    /// budget.
     func log(_ message: Logger.Message, _ metadata: Logger.Metadata, _ logger: Logger) {
-        guard let heldBack = logBudget.admit(0, at: .now) else { return }
+        guard let heldBack = logBudget.admit(owner, at: .now) else { return }
         var metadata = metadata
         metadata["share"] = "\(id)"
         if heldBack > 0 { metadata["held_back"] = "\(heldBack)" }
@@ -99,6 +101,10 @@ final class Shares: Sendable {
     static let perUser = 4
     /// How many accounts one share may offer.
     static let accountsPerShare = 16
+    /// What shares may write to the log, by owner: across all of one uid's shares, since each
+    /// share opened and hung up at once would otherwise start a budget of its own, and a
+    /// consumer in a loop would write a line per token.
+    let logBudget = PeerLogBudget(perWindow: 20)
     private let open = Mutex<[String: Share]>([:])
 
     /// Adds `share`, or refuses it when its owner has `perUser` open already.

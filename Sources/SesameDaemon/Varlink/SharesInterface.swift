@@ -2,6 +2,7 @@ import FoundationEssentials
 import Logging
 import SesameCore
 import SesameProtocol
+import SesameProviders
 import SesameVarlink
 
 /// `io.sesame.Shares`: opening a share of some accounts (`Open`, held for the share's life by the
@@ -16,6 +17,8 @@ struct SharesInterface: VarlinkInterface {
     let shares: Shares
     /// The longest a share may last: a year.
     static let longestExpiry = 366 * 24 * 3600
+    /// How much of a requested socket path the log shows: enough to tell one from another.
+    static let loggedPathLimit = 256
 
     /// The method table.
     var methods: VarlinkMethods {
@@ -34,8 +37,8 @@ struct SharesInterface: VarlinkInterface {
         if let seconds = request.expiresIn, !(1...Self.longestExpiry).contains(seconds) {
             throw VarlinkError.invalidParameter("expiresIn")
         }
-        // Only logged, but logged as given: a path's length, and no control character that
-        // could forge a line of its own in a plain-text log.
+        // Only logged: a path's length, and no control character that could forge a line of
+        // its own in a plain-text log; what is logged is escaped and cut shorter still.
         if let socket = request.socket,
             socket.utf8.count > 4096
                 || socket.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -47,18 +50,20 @@ struct SharesInterface: VarlinkInterface {
             owner: caller.peer.uid,
             accounts: Set(accounts),
             idToken: request.idToken ?? false,
-            expiresAt: request.expiresIn.map { engine.clock.now.addingTimeInterval(TimeInterval($0)) }
+            expiresAt: request.expiresIn.map { engine.clock.now.addingTimeInterval(TimeInterval($0)) },
+            logBudget: shares.logBudget
         )
         try shares.add(share)
         defer { shares.remove(share) }
         let logger = context.logger
-        logger.info(
+        share.log(
             "share started",
-            metadata: [
-                "share": "\(share.id)", "accounts": "\(share.accounts.sorted().joined(separator: ","))",
-                "socket": "\(request.socket ?? "-")", "id_token": "\(share.idToken)",
-                "expires_at": "\(share.expiresAt.map { "\($0)" } ?? "-")",
-            ]
+            [
+                "accounts": "\(share.accounts.sorted().joined(separator: ","))",
+                "socket": "\(request.socket.map { ProviderText.sanitized($0, limit: Self.loggedPathLimit) } ?? "-")",
+                "id_token": "\(share.idToken)", "expires_at": "\(share.expiresAt.map { "\($0)" } ?? "-")",
+            ],
+            logger
         )
         do {
             try await context.send(VarlinkReply(OpenShareReply(share: share.info)))
@@ -75,7 +80,7 @@ struct SharesInterface: VarlinkInterface {
 
     /// Logs the share's end and its reason.
     private static func logEnd(of share: Share, _ logger: Logger) {
-        logger.info("share ended", metadata: ["share": "\(share.id)", "reason": "\(share.endReason ?? "-")"])
+        share.log("share ended", ["reason": "\(share.endReason ?? "-")"], logger)
     }
 
     /// Waits until `share` must end and says why: one of its accounts was logged out or
