@@ -10,6 +10,9 @@ public enum DeviceLoginTrouble {
     /// Reports nothing: for callers that have nobody to tell.
     public static let ignored: Report = { _ in }
 
+    /// What a person is told while polls wait for the user's allowance of provider calls.
+    public static let unpaid = "this user's calls to the provider are at sesamed's limit; polling more slowly"
+
     /// What a person is told about a transient failure: a fixed sentence built from the kind of
     /// failure and a status number only, never from the provider's words.
     public static func sentence(for reason: String) -> String {

@@ -73,20 +73,21 @@ public final class GenericOIDCProvider: ProviderAdapter {
         )
     }
 
-    public func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     {
-        try await pollDeviceToken(authorization, onTrouble: onTrouble) { response throws(ProviderError) in
+        try await pollDeviceToken(authorization, polling: polling) { response throws(ProviderError) in
             try OAuthHTTP.classify(response, as: TokenResponse.self)
         }
     }
 
     /// Polls the token endpoint (RFC 8628 §3.4) until the person approved or denied, or the code
-    /// expired; `classify` reads each answer (Google reads its errors its own way), and
-    /// `onTrouble` hears of transient failures and of their passing.
+    /// expired; `classify` reads each answer (Google reads its errors its own way). Each poll is
+    /// paid for first (`polling.pay`), and waits while it cannot be; `polling.onTrouble` hears
+    /// of transient failures, of a wait for payment, and of their passing.
     func pollDeviceToken(
         _ authorization: DeviceAuthorization,
-        onTrouble: DeviceLoginTrouble.Report,
+        polling: DevicePolling,
         classify: (OAuthHTTP.Response) throws(ProviderError) -> TokenResponse
     ) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await tokenEndpoint()
@@ -94,12 +95,12 @@ public final class GenericOIDCProvider: ProviderAdapter {
         // Whether the last poll met trouble, so that its passing is said once.
         var troubled = false
         while true {
-            do {
-                try await http.clock.sleep(for: interval)
-            } catch {
-                throw .expired
+            try await sleep(for: interval, before: authorization.expiresAt)
+            while let wait = polling.pay() {
+                if !troubled { await polling.onTrouble(DeviceLoginTrouble.unpaid) }
+                troubled = true
+                try await sleep(for: wait, before: authorization.expiresAt)
             }
-            guard http.clock.now < authorization.expiresAt else { throw .expired }
             let fields = [
                 ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
                 ("device_code", authorization.deviceCode),
@@ -110,16 +111,26 @@ public final class GenericOIDCProvider: ProviderAdapter {
                 // RFC 8628 §3.5: a plain RFC 6749 §5.1 answer, usually without an ID token.
                 return try await login(tokens, scopes: authorization.scopes, nonce: nil)
             } catch .rejected(error: "authorization_pending", _, _) {
-                if troubled { await onTrouble(nil) }
+                if troubled { await polling.onTrouble(nil) }
                 troubled = false
             } catch .rejected(error: "slow_down", _, _) {
                 interval += .seconds(5)
             } catch .transient(let reason, _) {
                 // Keep polling at the same pace until the code expires; the provider may come back.
-                if !Task.isCancelled { await onTrouble(DeviceLoginTrouble.sentence(for: reason)) }
+                if !Task.isCancelled { await polling.onTrouble(DeviceLoginTrouble.sentence(for: reason)) }
                 troubled = true
             }
         }
+    }
+
+    /// Sleeps for `duration`; throws `expired` when cancelled or once the code has run out.
+    private func sleep(for duration: Duration, before expiry: Date) async throws(ProviderError) {
+        do {
+            try await http.clock.sleep(for: duration)
+        } catch {
+            throw .expired
+        }
+        guard http.clock.now < expiry else { throw .expired }
     }
 
     // MARK: Revocation (RFC 7009)

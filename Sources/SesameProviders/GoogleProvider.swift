@@ -74,10 +74,10 @@ public final class GoogleProvider: OIDCBasedAdapter {
     }
 
     /// Polls like any device flow, reading Google's answers its own way.
-    public func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     {
-        try await base.pollDeviceToken(authorization, onTrouble: onTrouble) { response throws(ProviderError) in
+        try await base.pollDeviceToken(authorization, polling: polling) { response throws(ProviderError) in
             // "Step 6: Handle responses to polling requests": Google answers 428 for
             // authorization_pending and 403 for slow_down and access_denied, so the `error`
             // field decides, not the status (a 5xx or 429 still passes as transient).

@@ -18,11 +18,11 @@ extension OIDCBasedAdapter {
         return try await base.startDeviceLogin(scopes: scopes)
     }
 
-    public func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    public func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     {
         try refuseUnless(.device)
-        return try await base.finishDeviceLogin(authorization, onTrouble: onTrouble)
+        return try await base.finishDeviceLogin(authorization, polling: polling)
     }
 
     public func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)

@@ -8,9 +8,9 @@ import SesameProtocol
 public protocol ProviderAdapter: TokenRefresher {
     /// Starts a device authorization (RFC 8628): the code and where the person enters it.
     func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization
-    /// Polls until the person approved or denied the device login, or it expired, telling
-    /// `onTrouble` about trouble at the provider while it goes on polling.
-    func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    /// Polls until the person approved or denied the device login, or it expired, paying for
+    /// each poll and telling of trouble at the provider as `polling` says.
+    func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     /// Builds the URL a browser opens for an authorization-code login with PKCE (RFC 7636).
     func startAuthorizationCodeLogin(redirectURI: String, scopes: [String]?) async throws(ProviderError)

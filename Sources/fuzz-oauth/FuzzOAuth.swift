@@ -132,7 +132,7 @@ private func run(_ operation: Int, on provider: any ProviderAdapter, clock: Inst
     switch operation {
     case 0:
         let authorization = try await provider.startDeviceLogin(scopes: nil)
-        _ = try await provider.finishDeviceLogin(authorization, onTrouble: DeviceLoginTrouble.ignored)
+        _ = try await provider.finishDeviceLogin(authorization, polling: .unpaid)
     case 1:
         // The code is only given to the provider (and exists at all) once the login is started:
         // an error in starting it can only repeat what starting carries.

@@ -3,6 +3,7 @@
 the system python3 runs it for any uid. Prints what it got as JSON on stdout.
 
     peer.py call SOCKET METHOD PARAMETERS_JSON      one call, its reply
+    peer.py stream SOCKET METHOD PARAMETERS_JSON    one call with `more`; a line per reply
     peer.py watch SOCKET                            Subscribe; one line per reply until killed
     peer.py flood SOCKET N                          N connections, one GetInfo each; counts, then
                                                     holds them open until stdin closes
@@ -72,6 +73,12 @@ def main():
         sock = connect(path)
         send(sock, sys.argv[3], json.loads(sys.argv[4]))
         print(json.dumps(first_reply(sock)), flush=True)
+    elif command == "stream":
+        sock = connect(path)
+        send(sock, sys.argv[3], json.loads(sys.argv[4]), more=True)
+        sock.settimeout(None)
+        for reply in replies(sock):
+            print(json.dumps(reply), flush=True)
     elif command == "watch":
         sock = connect(path)
         send(sock, "io.sesame.Events.Subscribe", {}, more=True)

@@ -6,13 +6,19 @@ refused with TooManyProviderCalls before the provider is asked."""
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+import time
 
 import pytest
 
-from harness import daemon_reachable_by_other_users
+from harness import daemon_reachable_by_other_users, wait_until
+from standin import Answer, StandIn
 from standin_kakao import Kakao
 from test_hostile_user import HOSTILE_PEER, NOBODY, as_user
+
+PEER = Path(__file__).resolve().parent / "peer.py"
 
 LIMIT = 10
 IMPORTS = 40
@@ -77,3 +83,47 @@ def written_bytes(daemon) -> int:
     """What sesamed has written to storage so far (proc(5), /proc/PID/io write_bytes)."""
     fields = dict(line.split(": ") for line in Path(f"/proc/{daemon.process.pid}/io").read_text().splitlines())
     return int(fields["write_bytes"])
+
+
+POLL_LIMIT = 3
+POLLED_FOR = 8
+
+
+def test_a_device_logins_polls_are_paid_from_the_same_allowance(tmp_path):
+    """Each poll of a device login is a request to the provider: polls are paid from the user's
+    provider calls, and wait, saying so, while none are left. With 3 a minute and a provider that
+    asks for a poll a second, the Login and two polls spend them; in 8 s no more than one poll
+    more can have been paid (a fewer under load)."""
+    stand_in = StandIn()
+    stand_in.routes[("POST", "/device")] = lambda request: Answer(json={
+        "device_code": "DEVICE-CODE-quota", "user_code": "QUOT-AAAA", "expires_in": 600, "interval": 1,
+        "verification_uri": stand_in.base + "/activate"})
+    stand_in.routes[("POST", "/token")] = lambda request: Answer(status=400, json={"error": "authorization_pending"})
+    with stand_in:
+        providers = tmp_path / "providers.d"
+        providers.mkdir()
+        (providers / "polled.toml").write_text(
+            f'issuer = "{stand_in.base}"\ndiscovery = false\nclient_id = "quota"\nflow = "device"\n'
+            f'[endpoints]\ndevice_authorization = "{stand_in.base}/device"\ntoken = "{stand_in.base}/token"\n')
+        config = (f'[daemon]\nproviders_directory = "{providers}"\n'
+                  f'[limits]\nprovider_calls_per_minute = {POLL_LIMIT}\n')
+        with daemon_reachable_by_other_users(config) as daemon:
+            login = subprocess.Popen(as_user(NOBODY, sys.executable, PEER, "stream", daemon.socket_path,
+                                             "io.sesame.Accounts.Login",
+                                             json.dumps({"provider": "polled", "flow": "device"})),
+                                     stdout=subprocess.PIPE, text=True)
+            replies = []
+            reader = threading.Thread(target=lambda: replies.extend(json.loads(line) for line in login.stdout))
+            reader.start()
+            try:
+                time.sleep(POLLED_FOR)  # an upper bound on polls: a loaded machine polls fewer
+                polls = len(stand_in.seen("/token"))
+                assert polls <= POLL_LIMIT, f"{polls} polls with {POLL_LIMIT} provider calls a minute"
+                wait_until(lambda: len(replies) >= 2, what="the login to say why it polls more slowly")
+                assert "verification" in replies[0]["parameters"], replies
+                assert [reply["parameters"].get("trouble") for reply in replies[1:]] == [
+                    "this user's calls to the provider are at sesamed's limit; polling more slowly"], replies
+            finally:
+                login.kill()
+                login.wait()
+                reader.join(timeout=30)

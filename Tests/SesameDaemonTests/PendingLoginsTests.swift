@@ -12,7 +12,7 @@ private struct SilentProvider: ProviderAdapter {
     func startDeviceLogin(scopes: [String]?) async throws(ProviderError) -> DeviceAuthorization {
         throw .unsupported("test")
     }
-    func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     {
         throw .unsupported("test")

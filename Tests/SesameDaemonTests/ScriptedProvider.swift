@@ -60,7 +60,7 @@ final class ScriptedProvider: ProviderAdapter {
         )
     }
 
-    func finishDeviceLogin(_ authorization: DeviceAuthorization, onTrouble: DeviceLoginTrouble.Report)
+    func finishDeviceLogin(_ authorization: DeviceAuthorization, polling: DevicePolling)
         async throws(ProviderError) -> ProviderLogin
     {
         try script.withLock { $0.login }.get()

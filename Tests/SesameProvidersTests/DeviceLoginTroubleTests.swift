@@ -30,7 +30,10 @@ extension OAuthExchangeTests {
         let reports = Mutex<[String?]>([])
         let provider = provider()
         let login = Task {
-            try await provider.finishDeviceLogin(authorization) { trouble in reports.withLock { $0.append(trouble) } }
+            try await provider.finishDeviceLogin(
+                authorization,
+                polling: DevicePolling(onTrouble: { trouble in reports.withLock { $0.append(trouble) } }, pay: { nil })
+            )
         }
         for _ in 0..<5 {
             await clock.untilSleeping()

@@ -79,12 +79,17 @@ final class Trust: Sendable {
     /// Spends one call that reaches a provider from `uid`'s allowance at `now`, or returns the
     /// error to answer. Root is not limited: an administrator's scripts stay served.
     func spendProviderCall(for uid: UInt32, at now: Date) -> VarlinkError? {
+        providerCallWait(for: uid, at: now).map {
+            VarlinkError(.tooManyProviderCalls(limit: limits.providerCallsPerMinute, retryAfter: $0))
+        }
+    }
+
+    /// Spends one call that reaches a provider from `uid`'s allowance at `now`: nil when there
+    /// was one (or `uid` is root's), else how many seconds until there will be.
+    func providerCallWait(for uid: UInt32, at now: Date) -> Int? {
         guard uid != 0 else { return nil }
         return state.withLock { state in
-            let limit = state.limits.providerCallsPerMinute
-            return state.providerCalls.spend(for: uid, perMinute: limit, at: now).map {
-                VarlinkError(.tooManyProviderCalls(limit: limit, retryAfter: $0))
-            }
+            state.providerCalls.spend(for: uid, perMinute: state.limits.providerCallsPerMinute, at: now)
         }
     }
 

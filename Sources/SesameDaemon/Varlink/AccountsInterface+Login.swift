@@ -62,7 +62,10 @@ extension AccountsInterface {
             expiresAt: authorization.expiresAt
         )
         try await context.send(VarlinkReply(LoginReply(verification: verification)))
-        let login = try await adapter.finishDeviceLogin(authorization, onTrouble: Self.troubleReporter(context))
+        let polling = DevicePolling(onTrouble: Self.troubleReporter(context)) { [trust, engine] in
+            trust.providerCallWait(for: owner, at: engine.clock.now).map { .seconds($0) }
+        }
+        let login = try await adapter.finishDeviceLogin(authorization, polling: polling)
         let loggedIn = try await store(login, provider: request.provider, adapter: adapter, owner: owner, context)
         return LoginReply(account: loggedIn.account, replacedGrant: loggedIn.replacedGrant)
     }
