@@ -151,6 +151,8 @@ public enum SesameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyAccounts(let limit): self = .limitReached(resource: "accounts", limit: limit)
         case .tooManyProviderCalls(let limit, _):
             self = .limitReached(resource: "calls that reach a provider in a minute", limit: limit)
+        case .tooManyChanges(let limit, _):
+            self = .limitReached(resource: "renames in a minute", limit: limit)
         default: self = .refused(contract)
         }
     }

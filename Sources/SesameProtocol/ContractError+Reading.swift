@@ -60,6 +60,10 @@ extension ContractError {
             guard let limit = fields.number("limit"), let retryAfter = fields.number("retryAfter") else { return nil }
             return .tooManyProviderCalls(limit: limit, retryAfter: retryAfter)
         },
+        "TooManyChanges": { fields in
+            guard let limit = fields.number("limit"), let retryAfter = fields.number("retryAfter") else { return nil }
+            return .tooManyChanges(limit: limit, retryAfter: retryAfter)
+        },
         "InvalidName": { $0.texts("name", "reason").map { .invalidName(name: $0, reason: $1) } },
         "NoIDToken": { $0.texts("account", "reason").map { .noIDToken(account: $0, reason: $1) } },
         "NarrowingUnsupported": {

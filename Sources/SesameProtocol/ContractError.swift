@@ -22,6 +22,7 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyLogins(limit: Int)
     case tooManyAccounts(limit: Int)
     case tooManyProviderCalls(limit: Int, retryAfter: Int)
+    case tooManyChanges(limit: Int, retryAfter: Int)
     case invalidName(name: String, reason: String)
     case noIDToken(account: String, reason: String)
     case narrowingUnsupported(account: String, reason: String)
@@ -79,6 +80,9 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyProviderCalls(let limit, let retryAfter):
             let parameters: [String: Value] = ["limit": .int(Int64(limit)), "retryAfter": .int(Int64(retryAfter))]
             return (accounts, "TooManyProviderCalls", parameters)
+        case .tooManyChanges(let limit, let retryAfter):
+            let parameters: [String: Value] = ["limit": .int(Int64(limit)), "retryAfter": .int(Int64(retryAfter))]
+            return (accounts, "TooManyChanges", parameters)
         case .invalidName(let name, let reason):
             return (accounts, "InvalidName", ["name": .string(name), "reason": .string(reason)])
         case .noIDToken(let account, let reason):
@@ -112,7 +116,8 @@ public enum ContractError: Error, Sendable, Hashable, CustomStringConvertible {
         .invalidTransition(account: "", from: .active, to: .active), .storeFailed, .noSuchProvider(provider: ""),
         .noSuchLogin, .loginDenied, .loginExpired, .providerUnavailable(reason: ""), .providerFailed(reason: ""),
         .loginUnsupported(provider: "", reason: ""), .tooManyLogins(limit: 0), .tooManyAccounts(limit: 0),
-        .tooManyProviderCalls(limit: 0, retryAfter: 0), .invalidName(name: "", reason: ""),
+        .tooManyProviderCalls(limit: 0, retryAfter: 0), .tooManyChanges(limit: 0, retryAfter: 0),
+        .invalidName(name: "", reason: ""),
         .noIDToken(account: "", reason: ""), .narrowingUnsupported(account: "", reason: ""),
         .narrowingRefused(account: "", reason: ""), .shareEnded(share: "", reason: ""), .notShared(method: ""),
         .tooManyShares(limit: 0), .lagged(queueLimit: 0),

@@ -79,6 +79,32 @@ def test_renewing_ones_own_account_cannot_make_sesamed_write_without_end(daemon_
     assert written < 40 * 4 * 65536, f"{written >> 10} KiB written for {accepted} renewals"
 
 
+RENAMES = 1000
+
+
+def test_renaming_in_a_loop_cannot_make_sesamed_write_without_end(daemon_reachable_by_other_users):
+    """Each rename is a durable write of the account, whose tokens may be 64 KiB each: a user
+    renaming one in a loop made 238 such writes a second. Renames are paid from
+    changes_per_minute (60), and the rest are TooManyChanges, changing nothing."""
+    daemon = daemon_reachable_by_other_users
+    token = "t" * 65536
+    calls = [{"method": "io.sesame.Accounts.ImportTokens", "parameters": {
+        "provider": "google", "subject": "renamed", "tokens": {"accessToken": token, "refreshToken": token}}}]
+    calls += [{"method": "io.sesame.Accounts.Rename", "parameters": {"account": "google", "name": f"n{n % 2}"}}
+              for n in range(RENAMES)]
+    written_before = written_bytes(daemon)
+    answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
+                              input="".join(json.dumps(call) + "\n" for call in calls),
+                              capture_output=True, text=True, timeout=300)
+    assert answered.returncode == 0, answered.stderr
+    errors = [json.loads(line).get("error") for line in answered.stdout.splitlines()]
+    written = written_bytes(daemon) - written_before
+    print(f"{errors[1:].count(None)} of {RENAMES} renames accepted, {written >> 10} KiB written")
+    assert errors[0] is None and 60 <= errors[1:].count(None) <= 62, errors[:3]
+    assert set(errors[1:]) == {None, "io.sesame.Accounts.TooManyChanges"}
+    assert written < 16 << 20, f"{written >> 10} KiB written for {RENAMES} renames"
+
+
 def written_bytes(daemon) -> int:
     """What sesamed has written to storage so far (proc(5), /proc/PID/io write_bytes)."""
     fields = dict(line.split(": ") for line in Path(f"/proc/{daemon.process.pid}/io").read_text().splitlines())

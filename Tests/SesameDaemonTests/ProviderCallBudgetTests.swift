@@ -35,4 +35,28 @@ struct ProviderCallBudgetTests {
         #expect(try await fixture.importTokens(subject: "d").errorName == nil)
         #expect(try await fixture.importTokens(subject: "f").errorName == Self.refused)
     }
+
+    /// Each rename is a durable write of the account: a user renaming in a loop would write
+    /// without end, so renames are paid from an allowance of their own.
+    @Test func renamesBeyondTheMinutesAllowanceAreRefusedAndChangeNothing() async throws {
+        let fixture = HandlerFixture(limits: UserLimits(changesPerMinute: 2))
+        let id = try await fixture.imported(subject: "a").id
+        for name in ["one", "two"] {
+            #expect(
+                try await fixture.accounts(AccountsContract.rename, RenameParameters(account: id, name: name)).errorName
+                    == nil
+            )
+        }
+        let refusal = try await fixture.accounts(AccountsContract.rename, RenameParameters(account: id, name: "three"))
+        #expect(refusal.errorName == "io.sesame.Accounts.TooManyChanges")
+        if case .failure(let error) = refusal.result {
+            #expect(error.parameters == ["limit": .int(2), "retryAfter": .int(30)])
+        }
+        #expect(fixture.engine.view.list().first?.name == "two", "nothing changed")
+        fixture.clock.advance(by: .seconds(30))
+        #expect(
+            try await fixture.accounts(AccountsContract.rename, RenameParameters(account: id, name: "three")).errorName
+                == nil
+        )
+    }
 }

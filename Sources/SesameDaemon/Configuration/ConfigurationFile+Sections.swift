@@ -58,6 +58,7 @@ extension ConfigurationFile {
             "connections_total": (\.userLimits.totalConnections, 1...1_048_576),
             "accounts_per_user": (\.userLimits.accounts, 1...65536),
             "provider_calls_per_minute": (\.userLimits.providerCallsPerMinute, 1...100_000),
+            "changes_per_minute": (\.userLimits.changesPerMinute, 1...100_000),
         ]
 
     /// `[limits]`.

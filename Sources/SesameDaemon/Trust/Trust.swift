@@ -15,7 +15,8 @@ final class Trust: Sendable {
         var policy: AccessPolicy
         var limits: UserLimits
         var held: [LimitedResource: [UInt32: Int]] = [:]
-        var providerCalls = ProviderCallBudget()
+        var providerCalls = MinuteAllowance()
+        var changes = MinuteAllowance()
         /// Grows by one at every reload.
         var generation: UInt64 = 0
     }
@@ -90,6 +91,18 @@ final class Trust: Sendable {
         guard uid != 0 else { return nil }
         return state.withLock { state in
             state.providerCalls.spend(for: uid, perMinute: state.limits.providerCallsPerMinute, at: now)
+        }
+    }
+
+    /// Spends one change written to the store from `uid`'s allowance at `now`, or returns the
+    /// error to answer. Root is not limited.
+    func spendChange(for uid: UInt32, at now: Date) -> VarlinkError? {
+        guard uid != 0 else { return nil }
+        return state.withLock { state in
+            let limit = state.limits.changesPerMinute
+            return state.changes.spend(for: uid, perMinute: limit, at: now).map {
+                VarlinkError(.tooManyChanges(limit: limit, retryAfter: $0))
+            }
         }
     }
 

@@ -14,8 +14,11 @@ public struct UserLimits: Sendable, Hashable {
     /// Open connections of all uids together (each costs a descriptor and some memory), never
     /// more than the descriptor limit leaves room for.
     public var totalConnections: Int
-    /// Calls that reach a provider one uid may make in a minute (`ProviderCallBudget`).
+    /// Calls that reach a provider one uid may make in a minute (`MinuteAllowance`).
     public var providerCallsPerMinute: Int
+    /// Changes written to the store that no other limit pays for (renames) one uid may make in
+    /// a minute: each is a durable write.
+    public var changesPerMinute: Int
 
     /// Creates limits.
     public init(
@@ -24,7 +27,8 @@ public struct UserLimits: Sendable, Hashable {
         logins: Int = 8,
         accounts: Int = 32,
         totalConnections: Int = 4096,
-        providerCallsPerMinute: Int = 30
+        providerCallsPerMinute: Int = 30,
+        changesPerMinute: Int = 60
     ) {
         self.connections = connections
         self.subscriptions = subscriptions
@@ -32,6 +36,7 @@ public struct UserLimits: Sendable, Hashable {
         self.accounts = accounts
         self.totalConnections = totalConnections
         self.providerCallsPerMinute = providerCallsPerMinute
+        self.changesPerMinute = changesPerMinute
     }
 
     /// Descriptors kept free below the process's limit: for the store, providers' HTTP

@@ -169,6 +169,8 @@ struct AccountsInterface: VarlinkInterface {
 
     private func rename(_ request: RenameParameters, _ caller: Caller) async throws -> AccountReply {
         let account = try engine.account(request.account, for: caller, requiring: .manage)
+        // Each rename is a durable write of the account, whose tokens may be 64 KiB each.
+        if let refusal = trust.spendChange(for: caller.peer.uid, at: engine.clock.now) { throw refusal }
         return AccountReply(account: try await engine.rename(account.id, to: request.name))
     }
 

@@ -1,11 +1,10 @@
 import FoundationEssentials
 
-/// Each uid's allowance of calls that reach a provider (imports, logins, redeemed codes,
-/// refreshes asked for): a bucket of `perMinute` calls, refilled at that rate. Providers count
-/// requests per client (Kakao: 20 access tokens per user in 10 minutes, for example), and every
-/// user of this machine shares sesamed's client: 958 imports in 3 s from one user became 958
-/// requests to the provider before this.
-struct ProviderCallBudget: Sendable {
+/// Each uid's allowance of something a minute: a bucket of `perMinute`, refilled at that
+/// rate. Two are kept: calls that reach a provider (providers count requests per client, and
+/// every user of this machine shares sesamed's client there), and changes written to the store
+/// that nothing else pays for (each is a durable write, and the disk is everyone's).
+struct MinuteAllowance: Sendable {
     private struct Bucket {
         var calls: Double
         var at: Date
