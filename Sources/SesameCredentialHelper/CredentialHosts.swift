@@ -9,9 +9,11 @@ import TOMLKit
 ///     "https://github.com" = "work"
 ///     "https://gitlab.example.com/team" = "team"
 ///
-/// The longest prefix that matches wins. A prefix matches a URL only up to a boundary (the end,
-/// `/`, `?` or `#`), so `https://github.com` never matches `https://github.com.example.net`:
-/// a token must not go to a server its owner did not name.
+/// The most specific entry that covers the URL wins. Entries and URLs are compared as
+/// `CredentialURL`s: the same scheme and host, and whole path segments after decoding and dot
+/// segment removal, so `https://github.com` never covers `https://github.com.example.net` and
+/// `https://host/team` never covers `https://host/team/../other`: a token must not go to a
+/// server or repository its owner did not name.
 public struct CredentialHosts: Sendable, Equatable {
     /// The prefixes and their accounts, as the file gave them.
     public var hosts: [String: String]
@@ -50,16 +52,22 @@ public struct CredentialHosts: Sendable, Equatable {
         return CredentialHosts(hosts: map)
     }
 
-    /// The account for `url`: the one of the longest prefix that matches it, if any.
-    public func account(for url: String) -> String? {
-        hosts.filter { Self.prefix($0.key, matches: url) }.max { $0.key.count < $1.key.count }?.value
+    /// The account for `url`: the one of the entry that covers it with the longest path, if
+    /// any. An entry that is not a URL covers nothing.
+    public func account(for url: CredentialURL) -> String? {
+        let covering = hosts.compactMap { key, account in
+            CredentialURL(key).flatMap { $0.covers(url) ? ($0.segments.count, account) : nil }
+        }
+        return covering.max { $0.0 < $1.0 }?.1
     }
+}
 
-    private static func prefix(_ prefix: String, matches url: String) -> Bool {
-        let prefix = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-        guard !prefix.isEmpty, url.hasPrefix(prefix) else { return false }
-        let rest = url.dropFirst(prefix.count)
-        return rest.isEmpty || ["/", "?", "#"].contains(rest.first)
+extension CredentialURL {
+    /// `url` read, and fit to be sent a token (`refusal`); the error says why not.
+    public static func checked(_ url: String) throws(CredentialHelperError) -> CredentialURL {
+        guard let parsed = CredentialURL(url) else { throw .ambiguousURL(url: url) }
+        if let refusal = parsed.refusal { throw refusal }
+        return parsed
     }
 }
 
@@ -71,6 +79,10 @@ public enum CredentialHelperError: Error, Sendable, Equatable, CustomStringConve
     case badMapFile(path: String, reason: String)
     /// The server is reached over plain http, where anyone on the way could read the token.
     case plainHTTP(url: String)
+    /// The server is reached by a scheme other than https or http.
+    case unsupportedScheme(url: String)
+    /// The URL does not read, or its path hides a `/` or a dot segment in percent-encoding.
+    case ambiguousURL(url: String)
 
     public var description: String {
         switch self {
@@ -79,6 +91,10 @@ public enum CredentialHelperError: Error, Sendable, Equatable, CustomStringConve
                 + "([hosts] \"\(url)\" = \"NAME\")"
         case .badMapFile(let path, let reason): "\(path) cannot be used: \(reason)"
         case .plainHTTP(let url): "no token is sent to \(url) over plain http, where anyone on the way could read it"
+        case .unsupportedScheme(let url): "no token is sent to \(url): only https, or http to this machine, carries one"
+        case .ambiguousURL(let url):
+            "no token is sent to \(url): it is not a URL, or its path hides a '/' or a dot segment in "
+                + "percent-encoding, so the server may read it as another path than the one mapped"
         }
     }
 }

@@ -58,8 +58,11 @@ struct DockerCredentialSesame {
         return account
     }
 
+    /// The account mapped to `server`, which must be fit to be sent a token (https, or http to
+    /// this machine), whatever the map says.
     private static func mappedAccount(for server: String) throws -> String? {
-        try CredentialHosts.load(from: CredentialHosts.path()).account(for: mapKey(for: server))
+        let url = try CredentialURL.checked(mapKey(for: server))
+        return try CredentialHosts.load(from: CredentialHosts.path()).account(for: url)
     }
 
     private static func get(server: String) async throws {

@@ -83,24 +83,15 @@ struct GitCredentialSesame: AsyncParsableCommand {
     }
 
     private func resolvedAccount(_ request: GitCredential) throws -> String {
-        // A bearer token read off the wire is as good as the account's login: plain http only
-        // where the wire is this machine's own.
-        guard request.attributes["protocol"] != "http" || Self.isLoopback(request.attributes["host"] ?? "") else {
-            throw CredentialHelperError.plainHTTP(url: request.url)
-        }
+        // A bearer token read off the wire is as good as the account's login: https only, or
+        // plain http where the wire is this machine's own, whatever --account or the map say.
+        let url = try CredentialURL.checked(request.url)
         if let account { return account }
         let path = CredentialHosts.path()
-        guard let mapped = try CredentialHosts.load(from: path).account(for: request.url) else {
+        guard let mapped = try CredentialHosts.load(from: path).account(for: url) else {
             throw CredentialHelperError.noAccount(url: request.url, mapPath: path)
         }
         return mapped
-    }
-
-    /// Whether `host` (with its port, as git gives it) is this machine.
-    private static func isLoopback(_ host: String) -> Bool {
-        let name =
-            host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.prefix { $0 != ":" })
-        return name == "localhost" || name == "::1" || name.hasPrefix("127.")
     }
 
     private func write(_ pairs: KeyValuePairs<String, String>) {

@@ -106,3 +106,18 @@ def test_store_takes_the_current_token_refuses_other_secrets_and_names_the_line_
     malformed = helper(tmp_path, daemon, "store", "not json")
     assert (malformed.returncode, malformed.stdout) == (
         1, "docker's credentials are not a JSON object with ServerURL and Secret\n")
+
+
+def test_a_plain_http_registry_gets_no_token_whatever_the_map_says(tmp_path, daemon, idp):
+    """A registry reached over plain http, other than on this machine, gets nothing even when
+    the map names it; a path that hides `/` or `..` in escapes gets nothing either."""
+    account, tokens = import_from_idp(daemon, idp)
+    (tmp_path / ".config" / "sesame").mkdir(parents=True)
+    (tmp_path / ".config" / "sesame" / "credentials.toml").write_text(
+        f'[hosts]\n"http://{REGISTRY}" = "{account["id"]}"\n"http://127.evil.example" = "{account["id"]}"\n'
+        f'"http://localhost:5000" = "{account["id"]}"\n"https://{REGISTRY}/team" = "{account["id"]}"\n')
+    for server in (f"http://{REGISTRY}", "http://127.evil.example", f"https://{REGISTRY}/team%2F..%2Fother"):
+        refused = helper(tmp_path, daemon, "get", server)
+        assert refused.returncode == 1 and refused.stdout.startswith("no token is sent to "), (server, refused)
+        assert tokens["access_token"] not in refused.stdout
+    assert json.loads(helper(tmp_path, daemon, "get", "http://localhost:5000").stdout)["Username"] == "oauth2"

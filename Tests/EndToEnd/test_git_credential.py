@@ -142,3 +142,35 @@ def test_a_git_that_takes_bearer_credentials_gets_one_and_store_keeps_nothing(tm
                             input=f"protocol=https\nhost=example.com\npassword={tokens['access_token']}\n\n",
                             capture_output=True, text=True, timeout=30)
     assert (stored.returncode, stored.stdout, stored.stderr) == (0, "", "")
+
+
+def test_only_https_or_this_machines_http_gets_a_token_and_paths_are_compared_as_the_server_reads_them(
+        tmp_path, daemon, idp):
+    """Whatever --account or the map say, the helper sends a token over https, or over plain
+    http to a literal loopback address or localhost only (never `127.evil.example`, another
+    scheme or `HTTP://`); and a path-scoped entry covers a path only after decoding and dot
+    segment removal (RFC 3986 §5.2.4), a path that hides `/` or `..` in escapes getting nothing."""
+    account, tokens = import_from_idp(daemon, idp)
+    config = tmp_path / ".config" / "sesame"
+    config.mkdir(parents=True)
+    (config / "credentials.toml").write_text(f'[hosts]\n"https://forge.example/team" = "{account["id"]}"\n')
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+           "SESAME_SOCKET": str(daemon.socket_path)}
+
+    def get(request: str, *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(GIT_CREDENTIAL_SESAME), *options, "get"], env=env, input=request + "\n",
+                              capture_output=True, text=True, timeout=30)
+
+    for request, said in (("protocol=http\nhost=127.evil.example\n", "over plain http"),
+                          ("protocol=HTTP\nhost=git.example.com\n", "over plain http"),
+                          ("protocol=ftp\nhost=git.example.com\n", "only https, or http to this machine")):
+        refused = get(request, "--account", account["id"])
+        assert refused.stdout == "" and said in refused.stderr, (request, refused)
+    for request in ("protocol=http\nhost=127.0.0.1:9\n", "protocol=http\nhost=localhost\n"):
+        assert "password=" in get(request, "--account", account["id"]).stdout, request
+    assert "password=" in get("protocol=https\nhost=forge.example\npath=team/repo.git\n").stdout
+    for path in ("team/../other/repo.git", "team%2F..%2Fother/repo.git", "teammate/repo.git"):
+        answer = get(f"protocol=https\nhost=forge.example\npath={path}\n")
+        assert answer.stdout == "", path
+    assert tokens["access_token"] not in "".join(
+        get(f"protocol=https\nhost=forge.example\npath={path}\n").stderr for path in ("team/../x", "team%2F..%2Fx"))

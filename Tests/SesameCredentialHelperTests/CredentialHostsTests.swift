@@ -18,16 +18,16 @@ struct CredentialHostsTests {
         ("https://github.com/private-org/repo", "org"),
         ("https://gitlab.example.com:8443/group/x", "lab"),
     ])
-    func theLongestMatchingPrefixNamesTheAccount(_ url: String, _ account: String) {
-        #expect(hosts.account(for: url) == account)
+    func theLongestMatchingPrefixNamesTheAccount(_ url: String, _ account: String) throws {
+        #expect(hosts.account(for: try #require(CredentialURL(url))) == account)
     }
 
     @Test(arguments: [
         "https://github.com.example.net", "https://github.community", "http://github.com",
         "https://gitlab.example.com:84430", "https://gitlab.example.com",
     ])
-    func aLookalikeHostGetsNoAccount(_ url: String) {
-        #expect(hosts.account(for: url) == nil)
+    func aLookalikeHostGetsNoAccount(_ url: String) throws {
+        #expect(hosts.account(for: try #require(CredentialURL(url))) == nil)
     }
 
     @Test func theFileIsReadFromTheXDGConfigHomeAndAMissingOneIsEmpty() throws {
@@ -38,7 +38,9 @@ struct CredentialHostsTests {
         #expect(try CredentialHosts.load(from: path) == CredentialHosts())
         try FileManager.default.createDirectory(atPath: directory.path + "/sesame", withIntermediateDirectories: true)
         try Data("[hosts]\n\"https://a.example\" = \"a\"\n".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(try CredentialHosts.load(from: path).account(for: "https://a.example/x") == "a")
+        #expect(
+            try CredentialHosts.load(from: path).account(for: try #require(CredentialURL("https://a.example/x"))) == "a"
+        )
         try Data("[hosts]\n\"https://a.example\" = 3\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: CredentialHelperError.self) { try CredentialHosts.load(from: path) }
     }
