@@ -65,9 +65,14 @@ public struct CredentialHosts: Sendable, Equatable {
 extension CredentialURL {
     /// `url` read, and fit to be sent a token (`refusal`); the error says why not.
     public static func checked(_ url: String) throws(CredentialHelperError) -> CredentialURL {
-        guard let parsed = CredentialURL(url) else { throw .ambiguousURL(url: url) }
-        if let refusal = parsed.refusal { throw refusal }
-        return parsed
+        try checked(CredentialURL(url), shown: url)
+    }
+
+    /// `url`, read already, fit to be sent a token; `shown` names it in the error.
+    public static func checked(_ url: CredentialURL?, shown: String) throws(CredentialHelperError) -> CredentialURL {
+        guard let url else { throw .ambiguousURL(url: shown) }
+        if let refusal = url.refusal { throw refusal }
+        return url
     }
 }
 

@@ -26,6 +26,24 @@ public struct CredentialURL: Sendable, Equatable, CustomStringConvertible {
         self.segments = segments
     }
 
+    /// A URL from parts already percent-decoded, as git's credential attributes are (git
+    /// decodes the URL before it asks a helper), so nothing is decoded again. Nil when a part
+    /// holds what could be read two ways: `?`, `#`, `%` or `\` in the path (a decoded `?` would
+    /// end the path here, not at the server), or `@`, `/`, `?`, `#` in the host.
+    public init?(scheme: String, host: String, decodedPath: String?) {
+        let path = decodedPath ?? ""
+        guard !scheme.isEmpty, !host.isEmpty, !host.contains(where: { "@/?#\\".contains($0) }),
+            !path.contains(where: { "?#%\\".contains($0) })
+        else { return nil }
+        self.scheme = scheme.lowercased()
+        self.host = host.lowercased()
+        var segments: [String] = []
+        for segment in path.split(separator: "/") where segment != "." {
+            if segment == ".." { _ = segments.popLast() } else { segments.append(String(segment)) }
+        }
+        self.segments = segments
+    }
+
     /// The URL as compared: `scheme://host/seg/ments`.
     public var description: String {
         "\(scheme)://\(host)" + segments.map { "/" + $0 }.joined()
@@ -48,7 +66,8 @@ public struct CredentialURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the host is this machine: `localhost`, `[::1]` or a literal 127.0.0.0/8
-    /// address, never a name that merely starts like one (`127.evil.example`).
+    /// address in dotted decimal without leading zeros (which resolvers may read as octal or
+    /// as a name), never a name that merely starts like one (`127.evil.example`).
     public var isThisMachine: Bool {
         if host.hasPrefix("[") { return host.prefix { $0 != "]" }.dropFirst() == "::1" }
         let name = host.prefix { $0 != ":" }
@@ -57,6 +76,7 @@ public struct CredentialURL: Sendable, Equatable, CustomStringConvertible {
         return parts.count == 4 && parts.first == "127"
             && parts.allSatisfy { part in
                 !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCIIDigit)
+                    && (part == "0" || part.first != "0")
                     && Int(part).map { $0 <= 255 } == true
             }
     }

@@ -92,13 +92,15 @@ public final class GenericOIDCProvider: ProviderAdapter {
     ) async throws(ProviderError) -> ProviderLogin {
         let tokenEndpoint = try await tokenEndpoint()
         var interval = authorization.interval
-        // Whether the last poll met trouble, so that its passing is said once.
+        // Whether the last poll met trouble, so that its passing is said once; and whether the
+        // person was told that polls wait for the allowance, which is said once per login.
         var troubled = false
+        var slowed = false
         while true {
             try await sleep(for: interval, before: authorization.expiresAt)
             while let wait = polling.pay() {
-                if !troubled { await polling.onTrouble(DeviceLoginTrouble.unpaid) }
-                troubled = true
+                if !slowed { await polling.onTrouble(DeviceLoginTrouble.unpaid) }
+                slowed = true
                 try await sleep(for: wait, before: authorization.expiresAt)
             }
             let fields = [
@@ -136,7 +138,13 @@ public final class GenericOIDCProvider: ProviderAdapter {
     // MARK: Revocation (RFC 7009)
 
     public func revoke(_ tokens: TokenSet) async throws(ProviderError) {
-        let endpoint = try await endpoint(.revocationEndpoint, for: "revoking at the provider")
+        let endpoint: String
+        do throws(ProviderError) {
+            endpoint = try await self.endpoint(.revocationEndpoint, for: "revoking at the provider")
+        } catch .misconfigured(let why) {
+            // No revocation endpoint anywhere: trying again cannot help until the file changes.
+            throw .unsupported("revocation (\(why))")
+        }
         // The refresh token first: revoking it ends the grant; the access token then stops early.
         let targets = [(tokens.refreshToken, "refresh_token"), (Optional(tokens.accessToken), "access_token")]
         for case let (token?, hint) in targets {

@@ -1,3 +1,5 @@
+import SesameCredentialHelper
+
 /// A credential description as git's credential-helper protocol writes it (git-credential(1),
 /// "INPUT/OUTPUT FORMAT"): `key=value` lines up to a blank line or the end of input; keys
 /// ending in `[]` may repeat.
@@ -29,6 +31,15 @@ struct GitCredential {
         let scheme = attributes["protocol"] ?? "https"
         let path = attributes["path"].map { "/" + $0 } ?? ""
         return "\(scheme)://\(attributes["host"] ?? "")\(path)"
+    }
+
+    /// The URL as the map and the http guard judge it, from the attributes git decoded.
+    var serverURL: CredentialURL? {
+        CredentialURL(
+            scheme: attributes["protocol"] ?? "https",
+            host: attributes["host"] ?? "",
+            decodedPath: attributes["path"]
+        )
     }
 
     /// The token git presents in `erase`: the one the server refused.

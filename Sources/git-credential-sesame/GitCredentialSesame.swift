@@ -85,7 +85,7 @@ struct GitCredentialSesame: AsyncParsableCommand {
     private func resolvedAccount(_ request: GitCredential) throws -> String {
         // A bearer token read off the wire is as good as the account's login: https only, or
         // plain http where the wire is this machine's own, whatever --account or the map say.
-        let url = try CredentialURL.checked(request.url)
+        let url = try CredentialURL.checked(request.serverURL, shown: request.url)
         if let account { return account }
         let path = CredentialHosts.path()
         guard let mapped = try CredentialHosts.load(from: path).account(for: url) else {

@@ -6,8 +6,8 @@ import Glibc
 enum ProgramTrust {
     /// Why the program at `path` (absolute) may not be run by `caller`, or nil when it may: every
     /// entry on the way to it, each symlink and the directories and file it leads to, must be
-    /// owned by root or by the caller, and the directories and the file writable by no one else
-    /// but the caller's own group (the rule sshd's StrictModes applies to a user's files). A sticky directory (`/tmp`) may
+    /// owned by root or by the caller, and the directories and the file writable by neither
+    /// group nor others (as sshd's StrictModes asks of a user's files). A sticky directory (`/tmp`) may
     /// be writable by all, since others can add names to it but cannot replace or remove the
     /// caller's. The path is resolved one entry at a time, as it is checked, so that a link
     /// another user owns is never followed; `resolved` gets the path to run.
@@ -53,10 +53,9 @@ enum ProgramTrust {
             return "\(text(path)) belongs to uid \(status.st_uid), neither root nor you"
         }
         let kind = status.st_mode & S_IFMT
-        // Group write by the caller's own primary group is the caller's choice (a umask of 002
-        // with per-user groups, as many distributions make them), not another user's way in.
-        let groupMayWrite = status.st_mode & S_IWGRP != 0 && status.st_gid != getgid()
-        let othersMayWrite = groupMayWrite || status.st_mode & S_IWOTH != 0
+        // Group write too: a primary group may be shared (`users`), and whether it is cannot be
+        // told from here without the user database.
+        let othersMayWrite = status.st_mode & (S_IWGRP | S_IWOTH) != 0
         let stickyDirectory = kind == S_IFDIR && status.st_mode & S_ISVTX != 0
         if kind != S_IFLNK && othersMayWrite && !stickyDirectory {
             return "\(text(path)) may be written by others than its owner"

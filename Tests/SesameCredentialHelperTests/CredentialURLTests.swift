@@ -17,7 +17,8 @@ struct CredentialURLTests {
     @Test(arguments: [
         ("http://git.example.com", "plain"), ("HTTP://git.example.com", "plain"),
         ("http://127.evil.example/r", "plain"), ("http://127.0.0.1.evil.example", "plain"),
-        ("http://127.0.0.256", "plain"), ("http://localhost.evil.example", "plain"),
+        ("http://127.0.0.256", "plain"), ("http://127.08.0.1", "plain"), ("http://0127.0.0.1", "plain"),
+        ("http://localhost.evil.example", "plain"),
         ("ftp://git.example.com", "scheme"), ("ssh://localhost", "scheme"),
     ])
     func anythingElseGetsNone(_ url: String, _ why: String) throws {
@@ -47,5 +48,21 @@ struct CredentialURLTests {
     func aPathThatHidesASlashOrADotSegmentIsRefused(_ url: String) {
         #expect(CredentialURL(url) == nil)
         #expect(throws: CredentialHelperError.ambiguousURL(url: url)) { try CredentialURL.checked(url) }
+    }
+
+    /// git decodes the URL before it asks a helper: its parts are not decoded again, and a part
+    /// that a decoded `?`, `#` or `%` would make mean something else is refused.
+    @Test func gitsDecodedPartsAreTakenAsTheyAre() throws {
+        let hosts = CredentialHosts(hosts: ["https://host.example/team": "team"])
+        func account(_ path: String) -> String? {
+            CredentialURL(scheme: "HTTPS", host: "Host.example", decodedPath: path).flatMap(hosts.account(for:))
+        }
+        #expect(account("team/repo.git") == "team")
+        #expect(account("team/./repo.git") == "team")
+        #expect(account("team/../other/repo.git") == nil)
+        for path in ["team?/../other", "team#/../other", "te%61m/repo.git", "team\\..\\x"] {
+            #expect(CredentialURL(scheme: "https", host: "host.example", decodedPath: path) == nil, "\(path)")
+        }
+        #expect(CredentialURL(scheme: "https", host: "evil@host.example", decodedPath: nil) == nil)
     }
 }

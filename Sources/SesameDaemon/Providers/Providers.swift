@@ -221,10 +221,9 @@ final class Providers: TokenRefresher {
 
     /// What a failed revocation means, in sesamed's words (a provider's description may quote
     /// the token, so only its error code is kept): a refusal says the grant no longer works
-    /// there, which is what revoking it was for; a provider without revocation, or a provider
-    /// file that names no way to revoke, never will until someone edits it, so the grant is let
-    /// go now (the login's event says why) rather than kept for an hour of futile tries; the
-    /// rest may pass.
+    /// there, which is what revoking it was for; a provider without revocation, or whose file
+    /// and discovery name no revocation endpoint, never will, so the grant is let go now (the
+    /// login's event says why) rather than kept for an hour of futile tries; the rest may pass.
     private static func revocationFailure(_ error: ProviderError) -> RevocationFailure {
         switch error {
         case .rejected(let name, _, let code):
@@ -232,7 +231,7 @@ final class Providers: TokenRefresher {
                 reason: "the provider refused it (\(name)\(code.map { ", \($0)" } ?? "")): it no longer works there",
                 isFinal: true
             )
-        case .unsupported, .misconfigured, .untrustedCertificate: RevocationFailure(reason: "\(error)", isFinal: true)
+        case .unsupported: RevocationFailure(reason: "\(error)", isFinal: true)
         default: RevocationFailure(reason: "\(error)", isFinal: false)
         }
     }
