@@ -34,7 +34,7 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Header only (struct ucred), so the wire module and its clients link no libsystemd.
+        // Header only (struct ucred, accept4), so the wire module and its clients link no libsystemd.
         .systemLibrary(name: "CPeerCredentials"),
         // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
         .systemLibrary(name: "CProcessHardening"),

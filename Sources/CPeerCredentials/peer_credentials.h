@@ -1,6 +1,7 @@
 #ifndef SESAME_PEER_CREDENTIALS_H
 #define SESAME_PEER_CREDENTIALS_H
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /* Same layout as the kernel's struct ucred, which Glibc only declares under _GNU_SOURCE, so it
@@ -11,5 +12,10 @@ struct sesame_ucred {
     uid_t uid;
     gid_t gid;
 };
+
+/* accept4(2), which Glibc declares only under _GNU_SOURCE, which the Swift module for Glibc is
+   not built with: a server's accepted connections are non-blocking and close-on-exec from the
+   one call (Linux 2.6.28 and later). */
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 
 #endif

@@ -56,7 +56,11 @@ struct TestInterface: VarlinkInterface {
     }
 }
 
-func withServer(maximumMessageSize: Int = 4096, _ body: (String) async throws -> Void) async throws {
+func withServer(
+    maximumMessageSize: Int = 4096,
+    gate: (any VarlinkConnectionGate)? = nil,
+    _ body: (String) async throws -> Void
+) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("varlink-\(UUID().uuidString)")
     let path = directory.appendingPathComponent("nested/test.socket").path
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -65,7 +69,8 @@ func withServer(maximumMessageSize: Int = 4096, _ body: (String) async throws ->
         configuration: .init(
             maximumMessageSize: maximumMessageSize,
             info: .init(vendor: "Test", product: "test", version: "1", url: ""),
-            protocolInterface: "test.Protocol"
+            protocolInterface: "test.Protocol",
+            connectionGate: gate
         ),
         interfaces: [TestInterface()],
         logger: Logger(label: "test")

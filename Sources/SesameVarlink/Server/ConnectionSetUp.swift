@@ -41,67 +41,115 @@ struct ConnectionSetUp: Sendable {
     /// reads more at once.
     private static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65536)
 
-    /// Runs on the connection's event loop as it is accepted, before the channel is registered,
-    /// so before its first read.
-    func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
-        guard let socket = channel as? SocketOptionProvider, let options = channel.syncOptions else {
-            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+    /// Decides on a connection just accepted, on the accepting thread: a refused one is answered
+    /// and closed there, an admitted one handed to an event loop to be served.
+    func take(_ descriptor: Int32, peer: PeerCredentials) {
+        answerer.log(.debug, "connection opened", peer: peer)
+        if let gate = shared.gate, let refusal = gate.admit(peer) {
+            refuse(descriptor, peer: peer, refusal: refusal)
+            return
         }
-        // Set here, at once, rather than as the bootstrap's child options, which NIO applies
-        // through a chain of futures: an eighth of the cost of a connection made for one call.
-        do {
-            // A peer that has sent all its calls and shut down its side still gets the replies.
-            try options.setOption(.allowRemoteHalfClosure, value: true)
-            try options.setOption(.recvAllocator, value: Self.receiveBuffers)
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
+        let (gate, connections) = (shared.gate, shared.connections)
+        guard connections.handingOver() else {
+            answerer.log(.debug, "connection closed: the server is stopping", peer: peer)
+            close(descriptor)
+            gate?.release(peer)
+            return
         }
-        let credentials: EventLoopFuture<sesame_ucred> = socket.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET),
-            name: SocketOptionName(SO_PEERCRED)
-        )
-        return credentials.flatMapThrowing { credentials in
-            let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-            try serve(channel, peer: peer)
+        Self.handOver(descriptor) { channel in
+            defer { connections.handedOver() }
+            return initialize(channel, peer: peer)
+        } unmade: {
+            gate?.release(peer)
+            connections.handedOver()
         }
     }
 
-    private func serve(_ channel: any Channel, peer: PeerCredentials) throws {
-        answerer.log(.debug, "connection opened", peer: peer)
-        if let gate = shared.gate, let refusal = gate.admit(peer) {
-            answerer.log(.debug, "connection refused", peer: peer, metadata: ["error": "\(refusal.name)"])
-            let lingers = lingering.withLockedValue { count in
-                guard count < RefusedConnectionHandler.maximumLingering else { return false }
-                count += 1
-                return true
-            }
-            if lingers {
-                let lingering = self.lingering
-                channel.closeFuture.whenComplete { _ in lingering.withLockedValue { $0 -= 1 } }
-            }
-            try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(refusal: refusal, lingers: lingers))
-            return
+    /// Hands `descriptor` to an event loop as a channel that `initialize` sets up there;
+    /// `unmade` runs instead when no channel could be made of it.
+    private static func handOver(
+        _ descriptor: Int32,
+        initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>,
+        unmade: @escaping @Sendable () -> Void
+    ) {
+        // The channel is made on its loop, not here: the accepting thread does no more per
+        // connection than it must.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        loop.execute {
+            let made = NIOLockedValueBox(false)
+            ClientBootstrap(group: loop)
+                .channelInitializer { channel in
+                    made.withLockedValue { $0 = true }
+                    return initialize(channel)
+                }
+                .withConnectedSocket(descriptor)
+                .whenFailure { _ in
+                    if !made.withLockedValue({ $0 }) { unmade() }
+                }
         }
-        guard let id = shared.connections.register(channel) else {
-            answerer.log(.debug, "connection closed: the server is stopping", peer: peer)
-            shared.gate?.release(peer)
-            return
-        }
-        let handler = VarlinkConnectionHandler(shared: shared, id: id, peer: peer)
+    }
+
+    /// Runs on the connection's event loop before the channel is registered, so before its
+    /// first read; a failure here gives the admission back.
+    private func initialize(_ channel: any Channel, peer: PeerCredentials) -> EventLoopFuture<Void> {
         do {
-            try channel.pipeline.syncOperations.addHandler(handler)
+            guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
+            // A peer that has sent all its calls and shut down its side still gets the replies.
+            try options.setOption(.allowRemoteHalfClosure, value: true)
+            try options.setOption(.recvAllocator, value: Self.receiveBuffers)
+            guard let id = shared.connections.register(channel) else {
+                answerer.log(.debug, "connection closed: the server is stopping", peer: peer)
+                shared.gate?.release(peer)
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            let handler = VarlinkConnectionHandler(shared: shared, id: id, peer: peer)
+            do {
+                try channel.pipeline.syncOperations.addHandler(handler)
+            } catch {
+                handler.connectionEnded()
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return channel.eventLoop.makeSucceededVoidFuture()
         } catch {
-            handler.connectionEnded()
-            throw error
+            shared.gate?.release(peer)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    /// Answers a refused connection with its refusal. Up to `maximumLingering` at a time are
+    /// served on an event loop until the peer has read it (`RefusedConnectionHandler`); beyond
+    /// that the answer is written here and the connection closed at once, so a flood of them
+    /// costs little more than the peer's own connects.
+    private func refuse(_ descriptor: Int32, peer: PeerCredentials, refusal: VarlinkError) {
+        answerer.log(.debug, "connection refused", peer: peer, metadata: ["error": "\(refusal.name)"])
+        let lingers = lingering.withLockedValue { count in
+            guard count < RefusedConnectionHandler.maximumLingering else { return false }
+            count += 1
+            return true
+        }
+        guard lingers else {
+            refusal.frame().withUnsafeReadableBytes { bytes in
+                _ = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+            }
+            close(descriptor)
+            return
+        }
+        let lingering = self.lingering
+        Self.handOver(descriptor) { channel in
+            channel.closeFuture.whenComplete { _ in lingering.withLockedValue { $0 -= 1 } }
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(refusal: refusal))
+            }
+        } unmade: {
+            lingering.withLockedValue { $0 -= 1 }
         }
     }
 }
 
 /// Answers a refused connection with its refusal, which the peer reads as the reply to its
 /// first call. Closing at once could make the peer's first write fail (EPIPE) before it reads
-/// the answer, so a connection that `lingers` is half-closed and what comes in is discarded
-/// for up to a second. Only `maximumLingering` refused connections linger at a time; beyond
-/// that they are closed once the answer is written, so a flood of them holds nothing here.
+/// the answer, so the connection is half-closed and what comes in is discarded for up to a
+/// second. Only `maximumLingering` refused connections are served so at a time.
 private final class RefusedConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -109,21 +157,14 @@ private final class RefusedConnectionHandler: ChannelInboundHandler {
     static let maximumLingering = 64
 
     private let refusal: VarlinkError
-    private let lingers: Bool
 
-    init(refusal: VarlinkError, lingers: Bool) {
+    init(refusal: VarlinkError) {
         self.refusal = refusal
-        self.lingers = lingers
     }
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        let written = context.writeAndFlush(wrapOutboundOut(refusal.frame()))
-        guard lingers else {
-            written.whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
-        written.whenComplete { _ in
+        context.writeAndFlush(wrapOutboundOut(refusal.frame())).whenComplete { _ in
             channel.close(mode: .output, promise: nil)
             channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }

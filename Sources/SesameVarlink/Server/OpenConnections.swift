@@ -39,6 +39,8 @@ final class OpenConnections: Sendable {
         var stop: Stop?
         /// Tasks answering or parsing a call off the loops, still running.
         var runningTasks = 0
+        /// Connections accepted and on their way to an event loop, not yet registered.
+        var handingOver = 0
         var drained = Drained()
         /// What each connection that a hard stop cut off was doing (nil for an idle one).
         var cutOff: [String?] = []
@@ -47,7 +49,7 @@ final class OpenConnections: Sendable {
 
         /// The waiters to resume, once stopping and nothing is left; none otherwise.
         mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
-            guard stop != nil, channels.isEmpty, runningTasks == 0 else { return [] }
+            guard stop != nil, channels.isEmpty, runningTasks == 0, handingOver == 0 else { return [] }
             defer { waiters = [] }
             return waiters
         }
@@ -66,6 +68,25 @@ final class OpenConnections: Sendable {
         }
         if id == nil { channel.close(promise: nil) }
         return id
+    }
+
+    /// Counts a connection on its way to an event loop until `handedOver()`, so a stop waits
+    /// for it; false (and nothing counted) when the server is stopping.
+    func handingOver() -> Bool {
+        state.withLockedValue { state in
+            guard state.stop == nil else { return false }
+            state.handingOver += 1
+            return true
+        }
+    }
+
+    /// Ends what `handingOver()` counted, once the connection was registered or dropped.
+    func handedOver() {
+        let waiters = state.withLockedValue { state in
+            state.handingOver -= 1
+            return state.takeWaitersIfDone()
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Forgets a connection that has closed. One that closes after a hard stop began is

@@ -48,7 +48,7 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    private let listener: any Channel
+    private let acceptor: ConnectionAcceptor
     private let connections: OpenConnections
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
@@ -57,21 +57,18 @@ public final class VarlinkServer: Sendable {
     public let endpoint: VarlinkEndpoint
 
     private init(
-        listener: any Channel,
+        acceptor: ConnectionAcceptor,
         connections: OpenConnections,
         endpoint: VarlinkEndpoint,
         boundSocket: (path: String, identity: FileIdentity)?,
         logger: Logger
     ) {
-        self.listener = listener
+        self.acceptor = acceptor
         self.connections = connections
         self.endpoint = endpoint
         self.boundSocket = boundSocket
         self.logger = logger
     }
-
-    /// The listen backlog of a socket sesamed binds itself; sesamed.socket sets the same.
-    public static let listenBacklog: Int32 = 4096
 
     /// Binds (or adopts) the endpoint; once this returns, connections are accepted by the kernel
     /// and wait in the backlog until `run()` serves them.
@@ -102,42 +99,25 @@ public final class VarlinkServer: Sendable {
                 bytesPerUser: configuration.unfinishedBytesPerUser
             )
         )
-        let bootstrap = Self.bootstrap(setUp)
-        let listener: any Channel
+        let listening: Int32
         var boundSocket: (path: String, identity: FileIdentity)?
         switch endpoint {
         case .path(let path, let mode):
             try UnixSocketPath.prepare(path)
-            listener = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            try UnixSocketPath.setMode(path, mode: mode)
+            listening = try ListeningSocket.bind(path: path, mode: mode)
             boundSocket = UnixSocketPath.identity(of: path).map { (path, $0) }
         case .inheritedSocket(let descriptor):
-            listener = try await bootstrap.withBoundSocket(descriptor).get()
+            try ListeningSocket.adopt(descriptor)
+            listening = descriptor
         }
+        let acceptor = try ConnectionAcceptor(listening: listening, setUp: setUp, logger: logger)
         return VarlinkServer(
-            listener: listener,
+            acceptor: acceptor,
             connections: connections,
             endpoint: endpoint,
             boundSocket: boundSocket,
             logger: logger
         )
-    }
-
-    /// How the listening socket is set up and each connection it accepts.
-    private static func bootstrap(_ setUp: ConnectionSetUp) -> ServerBootstrap {
-        ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            // The queue of connections not yet accepted: one process connecting and closing in a
-            // loop filled 256 places before any per-user limit could act, and every other
-            // client's connect then failed (EAGAIN). As long as sesamed.socket's Backlog=
-            // (systemd's default, SOMAXCONN) and, like it, capped by net.core.somaxconn.
-            .serverChannelOption(.backlog, value: Self.listenBacklog)
-            // Accepted in batches of 16 per wake-up (NIO's default is 4), so the queue drains
-            // faster than a churning client fills it.
-            .serverChannelOption(.maxMessagesPerRead, value: 16)
-            // Nothing is accepted before `run()`.
-            .serverChannelOption(.autoRead, value: false)
-            // A connection's own options are set by `ConnectionSetUp.initialize`.
-            .childChannelInitializer { channel in setUp.initialize(channel) }
     }
 
     /// Serves connections until `shutdown()` and the calls it lets finish are done, or until the
@@ -149,14 +129,12 @@ public final class VarlinkServer: Sendable {
         // Every connection has ended by then: what a stop found and cut off is known in full.
         defer { logStopped() }
         await withTaskCancellationHandler {
-            listener.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in
-                // Only fails once the listener is closed, i.e. the server is already stopping.
-            }
+            acceptor.start()
             await connections.allEnded()
         } onCancel: {
             self.cutOff()
         }
-        try? await listener.closeFuture.get()
+        await acceptor.waitUntilStopped()
     }
 
     /// Stops gracefully: no new connection is accepted and no new call started; idle connections,
@@ -166,7 +144,7 @@ public final class VarlinkServer: Sendable {
     /// arrived just before may still start there, and is then let finish like the others.
     /// Cancelling `run()` bounds the wait: whatever is still open then is closed.
     public func shutdown() {
-        listener.close(promise: nil)
+        acceptor.stop()
         // Said before the connections hear of it: they may have closed, and `run()` logged
         // what the stop did, before `drain` returns.
         logger.info("stopping: no new connections or calls", metadata: ["connections": "\(connections.count)"])
@@ -175,7 +153,7 @@ public final class VarlinkServer: Sendable {
 
     /// Ends every open connection at once.
     private func cutOff() {
-        listener.close(promise: nil)
+        acceptor.stop()
         connections.closeAll()
     }
 
