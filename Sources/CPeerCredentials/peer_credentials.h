@@ -1,7 +1,6 @@
 #ifndef SESAME_PEER_CREDENTIALS_H
 #define SESAME_PEER_CREDENTIALS_H
 
-#include <sys/socket.h>
 #include <sys/types.h>
 
 /* Same layout as the kernel's struct ucred, which Glibc only declares under _GNU_SOURCE, so it
@@ -15,7 +14,10 @@ struct sesame_ucred {
 
 /* accept4(2), which Glibc declares only under _GNU_SOURCE, which the Swift module for Glibc is
    not built with: a server's accepted connections are non-blocking and close-on-exec from the
-   one call (Linux 2.6.28 and later). */
-extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+   one call (Linux 2.6.28 and later).
+   The address is never asked for, so struct sockaddr stays incomplete here and socklen_t is
+   spelled as Glibc defines it: this header must not pull <sys/socket.h> into its own module. */
+struct sockaddr;
+extern int accept4(int fd, struct sockaddr *address, unsigned int *length, int flags);
 
 #endif

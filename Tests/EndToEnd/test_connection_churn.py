@@ -103,6 +103,7 @@ def owner_round_trip(path, account: str) -> float:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.connect(str(path))
+        connection.settimeout(60)  # after the connect, which stays blocking as a script's does
         connection.sendall(json.dumps({"method": "io.sesame.Accounts.GetToken",
                                        "parameters": {"account": account}}).encode() + b"\0")
         reply = b""

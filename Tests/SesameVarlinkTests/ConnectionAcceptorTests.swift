@@ -42,6 +42,9 @@ private struct PlainConnection {
 
     init(_ path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // A server that never answers fails the test instead of hanging it.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = try #require(UnixSocketPath.address(of: path))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -86,8 +89,9 @@ private struct PlainConnection {
             interfaces: [TestInterface()],
             logger: Logger(label: "test")
         )
-        // Queued before the server accepts any, so each has surely ended when it is accepted.
-        try await Self.blocking { for _ in 0..<200 { try PlainConnection(path).close() } }
+        // Queued before the server accepts any, so each has surely ended when it is accepted
+        // (fewer than the smallest listen queue a kernel may grant, 128).
+        try await Self.blocking { for _ in 0..<100 { try PlainConnection(path).close() } }
         let running = Task { try await server.run() }
         let reply = try await Self.blocking {
             let live = try PlainConnection(path)

@@ -28,23 +28,32 @@ final class ConnectionAcceptor: Sendable {
         var phase = Phase.ready
         /// Set once the listening socket is closed.
         var closed = false
+        /// Set by `stop()`, read by the accept loop before each accept.
+        var stopping = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// Accepts taken between two looks at the stop pipe, while the queue keeps refilling.
     private static let acceptsPerLook = 1024
-    /// How long accepting rests when the process is out of descriptors (the gate's totals
-    /// keep it from getting there, so this is a backstop, not a limit).
+    /// How long accepting rests, watching only the stop pipe, when the process is out of
+    /// descriptors (the gate's totals keep it from getting there, so this is a backstop).
     private static let restWhenOutOfDescriptors: Int32 = 100
 
     private let listening: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let setUp: ConnectionSetUp
     private let logger: Logger
+    private let onFailure: @Sendable () -> Void
     private let state = NIOLockedValueBox(State())
 
-    /// Takes over `listening` (a listening, non-blocking socket), which it closes once stopped.
-    init(listening: Int32, setUp: ConnectionSetUp, logger: Logger) throws(VarlinkEndpointError) {
+    /// Takes over `listening` (a listening, non-blocking socket), which it closes once stopped;
+    /// `onFailure` is called if accepting fails for good.
+    init(
+        listening: Int32,
+        setUp: ConnectionSetUp,
+        logger: Logger,
+        onFailure: @escaping @Sendable () -> Void
+    ) throws(VarlinkEndpointError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             let code = errno
@@ -59,6 +68,7 @@ final class ConnectionAcceptor: Sendable {
         self.stopPipe = (ends[0], ends[1])
         self.setUp = setUp
         self.logger = logger
+        self.onFailure = onFailure
     }
 
     /// Returns once accepting has stopped and the listening socket is closed.
@@ -96,6 +106,7 @@ final class ConnectionAcceptor: Sendable {
     /// closed, on one systemd holds the next sesamed takes them.
     func stop() {
         let closesNow = state.withLockedValue { state -> Bool in
+            state.stopping = true
             defer { state.phase = .stopped }
             switch state.phase {
             case .ready:
@@ -126,7 +137,8 @@ final class ConnectionAcceptor: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Waits for connections, or the stop, and takes every connection queued each time.
+    /// Waits for connections, or the stop, and takes every connection queued each time. Returns
+    /// on the stop, or when accepting cannot go on: then `failed` ends the server.
     private func acceptUntilStopped() {
         var watched = [
             pollfd(fd: listening, events: Int16(POLLIN), revents: 0),
@@ -134,41 +146,62 @@ final class ConnectionAcceptor: Sendable {
         ]
         var resting = false
         while true {
+            // While resting only the stop is watched: the queue would wake the poll at once.
+            watched[0].fd = resting ? -1 : listening
             let ready = poll(&watched, 2, resting ? Self.restWhenOutOfDescriptors : -1)
-            if ready < 0 && errno != EINTR {
-                logger.critical("cannot wait for connections", metadata: ["errno": "\(errno)"])
-                return
-            }
+            if ready < 0 && errno != EINTR { return failed("poll", errno: errno) }
             if watched[1].revents != 0 { return }
-            let outOfDescriptors = acceptQueued()
-            if outOfDescriptors && !resting {
-                logger.error("accepting rests: the process has no descriptor left for a connection")
+            switch acceptQueued() {
+            case .emptied:
+                resting = false
+            case .outOfDescriptors:
+                if !resting { logger.error("accepting rests: the process has no descriptor left for a connection") }
+                resting = true
+            case .stopping:
+                return
+            case .failed(let code):
+                return failed("accept4", errno: code)
             }
-            resting = outOfDescriptors
         }
     }
 
-    /// Accepts until the queue is empty or `acceptsPerLook` were taken; true when the process
-    /// (or the system) ran out of descriptors.
-    private func acceptQueued() -> Bool {
-        var taken = 0
-        while taken < Self.acceptsPerLook {
+    /// What one round of accepting ended on.
+    private enum Round {
+        case emptied, outOfDescriptors, stopping
+        case failed(errno: Int32)
+    }
+
+    /// Accepts until the queue is empty or `acceptsPerLook` were taken, looking for a stop
+    /// before each: what is still queued then is left for the next server.
+    private func acceptQueued() -> Round {
+        for _ in 0..<Self.acceptsPerLook {
+            guard !state.withLockedValue({ $0.stopping }) else { return .stopping }
             let descriptor = accept4(listening, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
             guard descriptor >= 0 else {
                 switch errno {
                 case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM: return true
-                default: return false  // EAGAIN: the queue is empty
+                case EAGAIN: return .emptied
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .outOfDescriptors
+                case let code: return .failed(errno: code)
                 }
             }
-            taken += 1
             guard !Self.endedUnused(descriptor), let peer = Self.peer(of: descriptor) else {
                 close(descriptor)
                 continue
             }
             setUp.take(descriptor, peer: peer)
         }
-        return false
+        return .emptied
+    }
+
+    /// Accepting failed for good (it never does on a socket that listens): said, and the
+    /// server told to stop, so it does not run on deaf.
+    private func failed(_ call: String, errno code: Int32) {
+        logger.critical(
+            "cannot accept connections; stopping",
+            metadata: ["call": "\(call)", "error": "\(String(cString: strerror(code)))"]
+        )
+        onFailure()
     }
 
     /// Whether the peer closed (or shut down its side) without sending anything: there is

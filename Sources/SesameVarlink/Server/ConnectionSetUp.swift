@@ -42,7 +42,7 @@ struct ConnectionSetUp: Sendable {
     private static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65536)
 
     /// Decides on a connection just accepted, on the accepting thread: a refused one is answered
-    /// and closed there, an admitted one handed to an event loop to be served.
+    /// (`refuse`), an admitted one handed to an event loop to be served.
     func take(_ descriptor: Int32, peer: PeerCredentials) {
         answerer.log(.debug, "connection opened", peer: peer)
         if let gate = shared.gate, let refusal = gate.admit(peer) {

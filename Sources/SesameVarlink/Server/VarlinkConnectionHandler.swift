@@ -123,8 +123,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// subscriber would keep.)
     func connectionEnded() {
         unfinished.release(uid: peer.uid, in: shared.unfinished)
-        connections.remove(id, answering: current?.method)
+        // Given back before the connection is forgotten: once a stopped server's last
+        // connection is gone, its admissions are all back.
         shared.gate?.release(peer)
+        connections.remove(id, answering: current?.method)
         scope.closed()
         answerer.log(.debug, "connection closed", peer: peer)
     }

@@ -110,7 +110,11 @@ public final class VarlinkServer: Sendable {
             try ListeningSocket.adopt(descriptor)
             listening = descriptor
         }
-        let acceptor = try ConnectionAcceptor(listening: listening, setUp: setUp, logger: logger)
+        // Accepting fails for good only if the socket stops listening: every connection is
+        // then ended, so `run()` returns rather than serving on with no new caller.
+        let acceptor = try ConnectionAcceptor(listening: listening, setUp: setUp, logger: logger) {
+            connections.closeAll()
+        }
         return VarlinkServer(
             acceptor: acceptor,
             connections: connections,
