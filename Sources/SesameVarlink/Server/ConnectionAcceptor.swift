@@ -28,8 +28,6 @@ final class ConnectionAcceptor: Sendable {
         var phase = Phase.ready
         /// Set once the listening socket is closed.
         var closed = false
-        /// Set by `stop()`, read by the accept loop before each accept.
-        var stopping = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -106,7 +104,6 @@ final class ConnectionAcceptor: Sendable {
     /// closed, on one systemd holds the next sesamed takes them.
     func stop() {
         let closesNow = state.withLockedValue { state -> Bool in
-            state.stopping = true
             defer { state.phase = .stopped }
             switch state.phase {
             case .ready:
@@ -175,7 +172,7 @@ final class ConnectionAcceptor: Sendable {
     /// before each: what is still queued then is left for the next server.
     private func acceptQueued() -> Round {
         for _ in 0..<Self.acceptsPerLook {
-            guard !state.withLockedValue({ $0.stopping }) else { return .stopping }
+            guard state.withLockedValue({ $0.phase != .stopped }) else { return .stopping }
             let descriptor = accept4(listening, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
             guard descriptor >= 0 else {
                 switch errno {
