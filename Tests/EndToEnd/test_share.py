@@ -124,11 +124,12 @@ def test_a_share_hands_out_its_accounts_tokens_and_nothing_else(daemon, accounts
         token = conn.call("io.sesame.Accounts.GetToken", {"account": shared})
         replies.append(token)
         assert set(token["parameters"]) <= {"accessToken", "tokenType", "expiresAt"}
-        # A consumer in a loop cannot flood the journal: the share's lines are bounded.
-        for _ in range(40):
+        # A consumer in a loop cannot flood the journal: the owner's lines are bounded (60 a
+        # minute, shared with everything else the owner causes).
+        for _ in range(100):
             assert "error" not in conn.call("io.sesame.Accounts.GetToken", {"account": shared})
         lines = [line for line in daemon.log().splitlines() if "share handed out" in line or "share joined" in line]
-        assert 0 < len(lines) <= 20, len(lines)
+        assert 0 < len(lines) <= 60, len(lines)
         conn.close()
         # Nothing the share answered carries the refresh token, and the log names no token.
         assert REFRESH not in json.dumps(replies)
@@ -270,7 +271,7 @@ def test_shares_opened_and_hung_up_in_a_loop_write_a_bounded_log(daemon, account
     ended = wait_until(lambda: [line for line in daemon.log().splitlines() if "share ended" in line],
                        what="a share's end in the log")
     lines = [line for line in daemon.log().splitlines() if "share " in line]
-    assert len(ended) >= 1 and len(lines) <= 20, f"{len(lines)} lines for {opens} shares opened and hung up"
+    assert len(ended) >= 1 and len(lines) <= 60, f"{len(lines)} lines for {opens} shares opened and hung up"
     started = [line for line in lines if "share started" in line]
     assert started and all("\u202e" not in line and "\\u{202e}" in line for line in started), started[:1]
     assert all(len(line) < 1024 for line in lines), max(lines, key=len)

@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import Testing
 
 @testable import SesameVarlink
@@ -13,5 +15,51 @@ struct PeerLogBudgetTests {
         #expect(budget.admit(1000, at: start + .seconds(59)) == nil)
         #expect(budget.admit(1000, at: start + .seconds(60)) == 3)
         #expect(budget.admit(1000, at: start + .seconds(61)) == 0)
+    }
+}
+
+/// Keeps the messages of the lines that reach it.
+private final class CapturedLines: @unchecked Sendable {
+    // Only appended to and read under the lock.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+private struct CapturingLogHandler: LogHandler {
+    let captured: CapturedLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { captured.append("\(event.level) \(event.message)") }
+}
+
+/// What a user's calls make sesamed log is spent from that uid's budget, whatever the line.
+struct BudgetedLogHandlerTests {
+    @Test func aUidsLinesUpToWarningsAreSpentFromItsBudgetAndErrorsAlwaysPass() {
+        let captured = CapturedLines()
+        let budget = PeerLogBudget(perWindow: 3, window: .seconds(60))
+        func logger(for uid: UInt32) -> Logger {
+            Logger(label: "test") { _ in
+                BudgetedLogHandler(wrapping: CapturingLogHandler(captured: captured), uid: uid, budget: budget)
+            }
+        }
+        let flooder = logger(for: 1000)
+        for _ in 0..<10 { flooder.info("login started") }
+        flooder.warning("could not revoke")
+        flooder.error("call failed unexpectedly")
+        logger(for: 1001).notice("account removed")
+        #expect(
+            captured.all == [
+                "info login started", "info login started", "info login started",
+                "error call failed unexpectedly", "notice account removed",
+            ]
+        )
     }
 }

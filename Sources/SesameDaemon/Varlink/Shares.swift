@@ -17,14 +17,10 @@ final class Share: Sendable {
     let idToken: Bool
     /// When it ends by itself, if it does.
     let expiresAt: Date?
-    /// What the share may write to the log, shared by every share of its owner's.
-    private let logBudget: PeerLogBudget
     private let ending = Mutex<String?>(nil)
 
-    /// A share of `accounts` opened by `owner`, with an id of its own, logging within
-    /// `logBudget` (its owner's, across all their shares).
-    init(owner: UInt32, accounts: Set<String>, idToken: Bool, expiresAt: Date?, logBudget: PeerLogBudget) {
-        self.logBudget = logBudget
+    /// A share of `accounts` opened by `owner`, with an id of its own.
+    init(owner: UInt32, accounts: Set<String>, idToken: Bool, expiresAt: Date?) {
         var random = SystemRandomNumberGenerator()
         self.id = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
         self.owner = owner
@@ -41,14 +37,12 @@ final class Share: Sendable {
         ending.withLock { if $0 == nil { $0 = reason } }
     }
 
-    /// Logs `message` about the share at info, unless its owner's shares have used up their log
-    /// budget.
+    /// Logs `message` about the share at info, naming it. `logger` is a call's, which spends
+    /// the line from its owner's budget across all their calls and shares
+    /// (`VarlinkCallContext.logger`): each share opened and hung up at once, or a consumer in a
+    /// loop, would otherwise write lines without end.
     func log(_ message: Logger.Message, _ metadata: Logger.Metadata, _ logger: Logger) {
-        guard let heldBack = logBudget.admit(owner, at: .now) else { return }
-        var metadata = metadata
-        metadata["share"] = "\(id)"
-        if heldBack > 0 { metadata["held_back"] = "\(heldBack)" }
-        logger.info(message, metadata: metadata)
+        logger.info(message, metadata: metadata.merging(["share": "\(id)"]) { $1 })
     }
 
     /// The share as `Open` reports it.
@@ -80,7 +74,7 @@ struct ShareConsumer: ConnectionRestriction {
     }
 
     /// Logs that a token of `account` went out through the share (never the token itself),
-    /// within the share's log budget; the next line logged says how many were held back.
+    /// within its owner's log budget; the next line logged says how many were held back.
     func handedOut(_ what: String, of account: String, logger: Logger) {
         share.log("share handed out \(what)", consumerMetadata.merging(["account": "\(account)"]) { $1 }, logger)
     }
@@ -101,10 +95,6 @@ final class Shares: Sendable {
     static let perUser = 4
     /// How many accounts one share may offer.
     static let accountsPerShare = 16
-    /// What shares may write to the log, by owner: across all of one uid's shares, since each
-    /// share opened and hung up at once would otherwise start a budget of its own, and a
-    /// consumer in a loop would write a line per token.
-    let logBudget = PeerLogBudget(perWindow: 20)
     private let open = Mutex<[String: Share]>([:])
 
     /// Adds `share`, or refuses it when its owner has `perUser` open already.

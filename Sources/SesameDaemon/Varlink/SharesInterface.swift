@@ -50,8 +50,7 @@ struct SharesInterface: VarlinkInterface {
             owner: caller.peer.uid,
             accounts: Set(accounts),
             idToken: request.idToken ?? false,
-            expiresAt: request.expiresIn.map { engine.clock.now.addingTimeInterval(TimeInterval($0)) },
-            logBudget: shares.logBudget
+            expiresAt: request.expiresIn.map { engine.clock.now.addingTimeInterval(TimeInterval($0)) }
         )
         try shares.add(share)
         defer { shares.remove(share) }

@@ -9,8 +9,9 @@ final class CallAnswerer: Sendable {
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
     let logger: Logger
-    /// How many notices each uid's bad messages may cause.
-    private let notices = PeerLogBudget()
+    /// How many lines each uid may make sesamed log, by its messages, its connections and its
+    /// calls (`VarlinkCallContext.logger`): about one a second, across all its connections.
+    private let lines = PeerLogBudget(perWindow: 60)
 
     /// Each interface's dispatch table, `org.varlink.service`'s included, and the interfaces'
     /// names in UTF-8, in the same order: a call's is found by comparing bytes, with no string
@@ -36,7 +37,14 @@ final class CallAnswerer: Sendable {
     /// event loop to write at once; nil when the call must go to `answer` off the loop.
     func answerAtOnce(_ call: VarlinkCall, peer: PeerCredentials, scope: ConnectionScope) -> ByteBuffer? {
         guard !call.more else { return nil }
-        let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, outbound: nil, call: call)
+        let context = VarlinkCallContext(
+            peer: peer,
+            scope: scope,
+            logger: logger,
+            lineBudget: lines,
+            outbound: nil,
+            call: call
+        )
         do {
             if let refusal = scope.refusal(of: call.method) { throw refusal }
             guard let atOnce = try entry(of: call).atOnce, let reply = try atOnce(call, context) else { return nil }
@@ -61,7 +69,14 @@ final class CallAnswerer: Sendable {
     func answer(_ call: VarlinkCall, outbound: ReplyWriter, peer: PeerCredentials, scope: ConnectionScope) async
         -> Answer
     {
-        let context = VarlinkCallContext(peer: peer, scope: scope, logger: logger, outbound: outbound, call: call)
+        let context = VarlinkCallContext(
+            peer: peer,
+            scope: scope,
+            logger: logger,
+            lineBudget: lines,
+            outbound: outbound,
+            call: call
+        )
         do {
             // Checked again off the loop: the connection's restriction may have begun or its
             // grant ended since the call was read.
@@ -105,9 +120,10 @@ final class CallAnswerer: Sendable {
         }
     }
 
-    /// Logs with the peer's identity as metadata, made only when the level is on: setting
-    /// metadata on a logger costs (a stream handler renders it at once) and most connections
-    /// log nothing at the default level.
+    /// Logs what `peer` caused, with its identity as metadata, within its uid's budget
+    /// (`PeerLogBudget`). The metadata is made only when the level is on: setting metadata on a
+    /// logger costs (a stream handler renders it at once) and most connections log nothing at the
+    /// default level.
     func log(
         _ level: Logger.Level,
         _ message: @autoclosure () -> Logger.Message,
@@ -115,19 +131,9 @@ final class CallAnswerer: Sendable {
         metadata: @autoclosure () -> Logger.Metadata = [:]
     ) {
         guard logger.logLevel <= level else { return }
-        logger.log(level: level, message(), metadata: peer.logMetadata.merging(metadata()) { _, given in given })
-    }
-
-    /// Logs a notice about what `peer` sent, within its uid's budget (`PeerLogBudget`); the
-    /// first line after some were held back says how many (`held_back`).
-    func notice(_ message: Logger.Message, peer: PeerCredentials, metadata: Logger.Metadata = [:]) {
-        guard logger.logLevel <= .notice, let heldBack = notices.admit(peer.uid, at: .now) else { return }
-        log(
-            .notice,
-            message,
-            peer: peer,
-            metadata: heldBack > 0 ? metadata.merging(["held_back": "\(heldBack)"]) { $1 } : metadata
-        )
+        let all = peer.logMetadata.merging(metadata()) { _, given in given }
+        guard let admitted = lines.admit(level, from: peer.uid, metadata: all) else { return }
+        logger.log(level: level, message(), metadata: admitted)
     }
 }
 

@@ -1,10 +1,12 @@
+import Logging
 import Synchronization
 
-/// How many notices about one uid's misbehaviour (invalid or oversized messages) reach the log:
-/// a peer that sends bad messages in a loop would otherwise write a line to the journal for each
-/// and flood it. Each uid gets `perWindow` lines a `window`; what is held back after that is
-/// counted, and the next line let through says how many were.
-public final class PeerLogBudget: Sendable {
+/// How many lines one uid may make sesamed log, across all its connections: its bad messages,
+/// its connections' comings and goings, its calls' lines (`BudgetedLogHandler`), its shares'. A
+/// peer doing any of these in a loop would otherwise write a line to the journal for each and
+/// flood it. Each uid gets `perWindow` lines a `window`; what is held back after that is counted,
+/// and the next line let through says how many were. Errors, sesamed's own faults, always pass.
+final class PeerLogBudget: Sendable {
     private struct Window {
         var start: ContinuousClock.Instant
         var logged = 0
@@ -20,14 +22,14 @@ public final class PeerLogBudget: Sendable {
     private let windows = Mutex<[UInt32: Window]>([:])
 
     /// A budget of `perWindow` lines per uid and `window`.
-    public init(perWindow: Int = 10, window: Duration = .seconds(60)) {
+    init(perWindow: Int, window: Duration = .seconds(60)) {
         self.perWindow = perWindow
         self.window = window
     }
 
     /// Whether a line about `uid` may be logged `now`: nil when it is held back, else how many
     /// were held back since the last one logged (0 mostly).
-    public func admit(_ uid: UInt32, at now: ContinuousClock.Instant) -> Int? {
+    func admit(_ uid: UInt32, at now: ContinuousClock.Instant) -> Int? {
         windows.withLock { windows in
             if windows.count >= Self.trackedLimit, windows[uid] == nil {
                 windows = windows.filter { now - $0.value.start < window }
@@ -45,5 +47,55 @@ public final class PeerLogBudget: Sendable {
             defer { current.heldBack = 0 }
             return current.heldBack
         }
+    }
+
+    /// The metadata a line at `level` that `uid` caused is logged with now (`held_back` added
+    /// when lines were held back before it), or nil when the line is held back.
+    func admit(_ level: Logger.Level, from uid: UInt32, metadata: Logger.Metadata) -> Logger.Metadata? {
+        guard level < .error else { return metadata }
+        guard let heldBack = admit(uid, at: .now) else { return nil }
+        return heldBack > 0 ? metadata.merging(["held_back": "\(heldBack)"]) { $1 } : metadata
+    }
+}
+
+/// The log handler of a call's logger: every line below an error that a peer's calls make
+/// sesamed log is spent from its uid's budget (`PeerLogBudget`), whichever call or connection it
+/// came through, so no user floods the journal by what they ask.
+struct BudgetedLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+    private let uid: UInt32
+    private let budget: PeerLogBudget
+
+    init(wrapping wrapped: any LogHandler, uid: UInt32, budget: PeerLogBudget) {
+        self.wrapped = wrapped
+        self.uid = uid
+        self.budget = budget
+    }
+
+    func log(event: LogEvent) {
+        guard let metadata = budget.admit(event.level, from: uid, metadata: event.metadata ?? [:]) else { return }
+        var event = event
+        event.metadata = metadata
+        wrapped.log(event: event)
+    }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
     }
 }

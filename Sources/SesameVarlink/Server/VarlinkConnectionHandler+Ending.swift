@@ -5,7 +5,12 @@ import NIOCore
 extension VarlinkConnectionHandler {
     /// Answers a message that is not a call with `InvalidMessage`, and ends the connection.
     func refuse(_ error: VarlinkProtocolError, context: ChannelHandlerContext) {
-        answerer.notice("closing connection after an invalid message", peer: peer, metadata: ["error": "\(error)"])
+        answerer.log(
+            .notice,
+            "closing connection after an invalid message",
+            peer: peer,
+            metadata: ["error": "\(error)"]
+        )
         end(answering: error, context: context)
     }
 
@@ -19,7 +24,8 @@ extension VarlinkConnectionHandler {
     func framingFailed(_ error: VarlinkFramingError, context: ChannelHandlerContext) {
         switch error {
         case .messageTooLarge(let limit):
-            answerer.notice(
+            answerer.log(
+                .notice,
                 "closing connection after a message over the size limit",
                 peer: peer,
                 metadata: ["limit": "\(limit)"]

@@ -25,7 +25,8 @@ extension VarlinkConnectionHandler {
     /// replies already written are still sent.
     func closeForUnfinished(_ reason: String, context: ChannelHandlerContext) {
         guard !machine.isEnding else { return }
-        answerer.notice(
+        answerer.log(
+            .notice,
             "closing connection: \(reason)",
             peer: peer,
             metadata: [

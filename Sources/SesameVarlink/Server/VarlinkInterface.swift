@@ -26,14 +26,21 @@ public struct VarlinkCallContext: Sendable {
     public let peer: PeerCredentials
     /// What the connection the call came on may call (`ConnectionScope`); shared by its calls.
     public let scope: ConnectionScope
-    /// A logger that carries the peer's identity and the method as metadata. Made when
-    /// a handler asks for it: setting metadata costs (a stream handler renders it at once), and
-    /// most calls log nothing.
+    /// A logger that carries the peer's identity and the method as metadata, and spends
+    /// what it logs from the peer's uid's budget (`BudgetedLogHandler`). Made when a handler
+    /// asks for it: setting metadata costs (a stream handler renders it at once), and most
+    /// calls log nothing.
     public var logger: Logger {
         guard let method else { return baseLogger }
-        return peer.logger(from: baseLogger, method: method)
+        var logger = peer.logger(from: baseLogger, method: method)
+        if let lineBudget {
+            logger.handler = BudgetedLogHandler(wrapping: logger.handler, uid: peer.uid, budget: lineBudget)
+        }
+        return logger
     }
     private let baseLogger: Logger
+    /// What the lines of each uid's calls are spent from; nil for in-process calls.
+    private let lineBudget: PeerLogBudget?
     /// The method, for the logger's metadata; nil for in-process calls, whose logger is as
     /// given (with whatever metadata the caller put on it).
     private let method: String?
@@ -51,10 +58,18 @@ public struct VarlinkCallContext: Sendable {
         case inProcess(InProcessReplies)
     }
 
-    init(peer: PeerCredentials, scope: ConnectionScope, logger: Logger, outbound: ReplyWriter?, call: VarlinkCall) {
+    init(
+        peer: PeerCredentials,
+        scope: ConnectionScope,
+        logger: Logger,
+        lineBudget: PeerLogBudget,
+        outbound: ReplyWriter?,
+        call: VarlinkCall
+    ) {
         self.peer = peer
         self.scope = scope
         self.baseLogger = logger
+        self.lineBudget = lineBudget
         self.method = call.method
         self.outbound = call.oneway ? .none : outbound.map(Outbound.connection) ?? .none
         self.streaming = call.more
@@ -78,6 +93,7 @@ public struct VarlinkCallContext: Sendable {
         self.peer = peer
         self.scope = scope
         self.baseLogger = logger
+        self.lineBudget = nil
         self.method = nil
         self.outbound = .inProcess(InProcessReplies(send: send, isReading: isReading))
         self.streaming = streaming
@@ -90,6 +106,7 @@ public struct VarlinkCallContext: Sendable {
             peer: peer,
             scope: scope,
             baseLogger: baseLogger,
+            lineBudget: lineBudget,
             method: method,
             outbound: outbound,
             streaming: streaming
@@ -100,6 +117,7 @@ public struct VarlinkCallContext: Sendable {
         peer: PeerCredentials,
         scope: ConnectionScope,
         baseLogger: Logger,
+        lineBudget: PeerLogBudget?,
         method: String?,
         outbound: Outbound,
         streaming: Bool
@@ -107,6 +125,7 @@ public struct VarlinkCallContext: Sendable {
         self.peer = peer
         self.scope = scope
         self.baseLogger = baseLogger
+        self.lineBudget = lineBudget
         self.method = method
         self.outbound = outbound
         self.streaming = streaming
