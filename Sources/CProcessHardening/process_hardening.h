@@ -20,19 +20,36 @@ static inline int sesame_forbid_core_files(void) {
     return setrlimit(RLIMIT_CORE, &none);
 }
 
-/* Lets glibc keep the blocks of a store write for the next one. Each write puts megabytes
-   together (the store's JSON, its ciphertext); by default glibc maps such blocks and unmaps
-   them, or trims the freed top of an arena with MADV_DONTNEED, so every write faults all of
-   its pages in again: a quarter of a write's time with 1,000 accounts. Blocks under 8 MiB now
-   come from the arenas, and an arena gives memory back once 16 MiB at its top are free, which
-   bounds what is kept. Returns 1 on success, like mallopt. */
+/* Tunes glibc's malloc for a daemon that keeps a store write's blocks for the next one yet
+   gives back what a burst of work freed (sesame_return_free_memory).
+   Each store write puts megabytes together (the store's JSON, its ciphertext); by default glibc
+   maps such blocks and unmaps them, or trims the freed top of an arena with MADV_DONTNEED, so
+   every write faults all of its pages in again: a quarter of a write's time with 1,000 accounts.
+   Blocks under 8 MiB now come from the arena, which gives memory back by itself once 16 MiB at
+   its top are free.
+   And one arena for every thread: by default glibc makes one for each thread that allocates
+   while another does (up to eight a core), and gives back the free top of any but the main one
+   only when a free in it leaves more than the threshold above, never in malloc_trim; after a
+   flood of connections each kept up to 16 MiB for good. Each thread's cache in front of the
+   arena still serves most small blocks without its lock. Returns 1 on success, like mallopt. */
 #ifdef __GLIBC__
 #include <malloc.h>
-static inline int sesame_keep_store_buffers(void) {
-    return mallopt(M_MMAP_THRESHOLD, 8 << 20) && mallopt(M_TRIM_THRESHOLD, 16 << 20);
+static inline int sesame_tune_malloc(void) {
+    return mallopt(M_MMAP_THRESHOLD, 8 << 20) && mallopt(M_TRIM_THRESHOLD, 16 << 20) && mallopt(M_ARENA_MAX, 1);
 }
 #else
-static inline int sesame_keep_store_buffers(void) { return 1; }
+static inline int sesame_tune_malloc(void) { return 1; }
+#endif
+
+/* Gives the system back every whole page malloc holds free, between the blocks in use and at
+   the arena's top (glibc's malloc_trim): what a burst of connections left behind would
+   otherwise stay resident, up to the trim threshold above and more where blocks still in use
+   lie between free ones. It walks every free block under the arena's lock, so not for an event
+   loop. */
+#ifdef __GLIBC__
+static inline void sesame_return_free_memory(void) { malloc_trim(0); }
+#else
+static inline void sesame_return_free_memory(void) {}
 #endif
 
 #endif

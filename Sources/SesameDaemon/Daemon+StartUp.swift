@@ -59,11 +59,17 @@ extension Daemon {
         }
     }
 
-    /// Keeps the memory of a store write for the next one instead of faulting it in anew
-    /// (see `sesame_keep_store_buffers`); without it sesamed only writes more slowly.
-    func keepStoreBuffers() {
-        if sesame_keep_store_buffers() != 1 {
-            logger.notice("cannot tune malloc for store writes; each write will map its buffers anew")
+    /// Whether malloc is tuned to keep a store write's memory for the next one, in one arena
+    /// that `MemoryReturnService` can empty (`sesame_tune_malloc`). It is once this is first
+    /// read, which `main` does before anything else: a limit on arenas binds only the threads
+    /// that allocate after it.
+    public static let mallocTuned = sesame_tune_malloc() == 1
+
+    /// Says so when malloc could not be tuned; sesamed then only writes more slowly, and may keep
+    /// what a flood left.
+    func checkMallocTuned() {
+        if !Self.mallocTuned {
+            logger.notice("cannot tune malloc; store writes map their buffers anew, and floods leave memory behind")
         }
     }
 

@@ -38,7 +38,7 @@ public struct Daemon: Sendable {
     /// after a graceful shutdown (SIGTERM or SIGINT).
     public func run() async throws {
         forbidCoreDumps()
-        keepStoreBuffers()
+        checkMallocTuned()
         let (store, snapshot, lock) = try openStore()
         defer { withExtendedLifetime(lock) {} }
         let providers = try loadProviders()
@@ -115,6 +115,7 @@ public struct Daemon: Sendable {
                 serviceName: "watchdog"
             ),
             .init(service: DeadlineService(engine: engine, logger: logger), serviceName: "deadlines"),
+            .init(service: MemoryReturnService(), serviceName: "memory"),
             .init(
                 service: StatusService(engine: engine, changes: statusChanges, notifier: notifier),
                 serviceName: "status"

@@ -53,6 +53,13 @@ struct SesamedCommand: AsyncParsableCommand {
     @Option(name: .customLong("providers-dir"), help: "Directory of provider files (NAME.toml).")
     var providersDirectory: String?
 
+    /// Tunes malloc while no other thread runs (`Daemon.mallocTuned`), then runs as any command
+    /// does.
+    static func main() async {
+        _ = Daemon.mallocTuned
+        await main(nil)
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
