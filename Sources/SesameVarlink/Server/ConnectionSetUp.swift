@@ -66,7 +66,7 @@ struct ConnectionSetUp: Sendable {
     }
 
     /// Hands `descriptor` to an event loop as a channel that `initialize` sets up there;
-    /// `unmade` runs instead when no channel could be made of it.
+    /// when no channel could be made of it, the descriptor is closed and `unmade` runs instead.
     private static func handOver(
         _ descriptor: Int32,
         initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>,
@@ -84,7 +84,12 @@ struct ConnectionSetUp: Sendable {
                 }
                 .withConnectedSocket(descriptor)
                 .whenFailure { _ in
-                    if !made.withLockedValue({ $0 }) { unmade() }
+                    // NIO owns the descriptor once it has made a channel of it, which it then
+                    // closes; the initializer runs right after (the bootstrap sets no option that
+                    // could fail first), so a failure before it left the descriptor ours.
+                    guard !made.withLockedValue({ $0 }) else { return }
+                    close(descriptor)
+                    unmade()
                 }
         }
     }

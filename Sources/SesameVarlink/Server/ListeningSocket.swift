@@ -29,6 +29,8 @@ enum ListeningSocket {
             try listen(on: descriptor, describedAs: path)
         } catch {
             close(descriptor)
+            // A socket file bound but not served would only make the next start look in vain.
+            if bound == 0 { unlink(path) }
             throw error
         }
         return descriptor

@@ -112,8 +112,18 @@ public final class VarlinkServer: Sendable {
         }
         // Accepting fails for good only if the socket stops listening: every connection is
         // then ended, so `run()` returns rather than serving on with no new caller.
-        let acceptor = try ConnectionAcceptor(listening: listening, setUp: setUp, logger: logger) {
-            connections.closeAll()
+        let acceptor: ConnectionAcceptor
+        do {
+            acceptor = try ConnectionAcceptor(listening: listening, setUp: setUp, logger: logger) {
+                connections.closeAll()
+            }
+        } catch {
+            // Nothing will serve the socket: a bound one goes, file and all.
+            if let boundSocket {
+                close(listening)
+                UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity)
+            }
+            throw error
         }
         return VarlinkServer(
             acceptor: acceptor,
