@@ -42,14 +42,17 @@ static inline int sesame_tune_malloc(void) { return 1; }
 #endif
 
 /* Gives the system back every whole page malloc holds free, between the blocks in use and at
-   the arena's top (glibc's malloc_trim): what a burst of connections left behind would
-   otherwise stay resident, up to the trim threshold above and more where blocks still in use
-   lie between free ones. It walks every free block under the arena's lock, so not for an event
-   loop. */
+   the arena's top (glibc's malloc_trim), once it holds more than `kept` bytes free: what a burst
+   of connections left behind would otherwise stay resident, up to the trim threshold above and
+   more where blocks still in use lie between free ones. Up to `kept` is left for the next store
+   write. Both steps walk the free blocks under the arena's lock, so not for an event loop, and
+   not often. */
 #ifdef __GLIBC__
-static inline void sesame_return_free_memory(void) { malloc_trim(0); }
+static inline void sesame_return_free_memory(size_t kept) {
+    if (mallinfo2().fordblks > kept) malloc_trim(0);
+}
 #else
-static inline void sesame_return_free_memory(void) {}
+static inline void sesame_return_free_memory(size_t kept) { (void)kept; }
 #endif
 
 #endif

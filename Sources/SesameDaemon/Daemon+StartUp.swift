@@ -59,10 +59,11 @@ extension Daemon {
         }
     }
 
-    /// Whether malloc is tuned to keep a store write's memory for the next one, in one arena
-    /// that `MemoryReturnService` can empty (`sesame_tune_malloc`). It is once this is first
-    /// read, which `main` does before anything else: a limit on arenas binds only the threads
-    /// that allocate after it.
+    /// Tunes malloc to keep a store write's memory for the next one, in one arena that
+    /// `MemoryReturnService` can empty (`sesame_tune_malloc`), the first time it is read; whether
+    /// that worked. A limit on arenas binds only the threads that allocate after it, so sesamed's
+    /// `main` reads this first thing, on the main thread, before Swift's concurrency starts any
+    /// thread of its own.
     public static let mallocTuned = sesame_tune_malloc() == 1
 
     /// Says so when malloc could not be tuned; sesamed then only writes more slowly, and may keep

@@ -16,6 +16,20 @@ struct PeerLogBudgetTests {
         #expect(budget.admit(1000, at: start + .seconds(60)) == 3)
         #expect(budget.admit(1000, at: start + .seconds(61)) == 0)
     }
+
+    @Test func theFirstLineAfterAHeldBackOneCarriesTheCountAndErrorsAreNeverHeldBack() {
+        let budget = PeerLogBudget(perWindow: 1, window: .seconds(60))
+        let start = ContinuousClock.now
+        let line: Logger.Metadata = ["account": "work"]
+        #expect(budget.admit(.info, from: 1000, metadata: line, at: start) == line)
+        #expect(budget.admit(.notice, from: 1000, metadata: line, at: start) == nil)
+        #expect(budget.admit(.debug, from: 1000, metadata: line, at: start) == nil)
+        #expect(budget.admit(.error, from: 1000, metadata: line, at: start) == line)
+        #expect(
+            budget.admit(.info, from: 1000, metadata: line, at: start + .seconds(60))
+                == ["account": "work", "held_back": "2"]
+        )
+    }
 }
 
 /// Keeps the messages of the lines that reach it.

@@ -9,9 +9,13 @@ final class CallAnswerer: Sendable {
     /// The interface that names the server's own errors (`InvalidMessage`, `InternalError`...).
     let protocolInterface: String
     let logger: Logger
-    /// How many lines each uid may make sesamed log, by its messages, its connections and its
-    /// calls (`VarlinkCallContext.logger`): about one a second, across all its connections.
-    private let lines = PeerLogBudget(perWindow: 60)
+    /// How many lines each uid's connections and messages may make sesamed log (bad messages,
+    /// and at debug every connection opened and closed), across all its connections.
+    private let connectionLines = PeerLogBudget(perWindow: 30)
+    /// How many lines each uid's calls may (`VarlinkCallContext.logger`): logins, removals,
+    /// shares, about one a second. Kept apart so that bad messages or connection churn cannot
+    /// hold back the lines that say what was done to an account.
+    private let callLines = PeerLogBudget(perWindow: 60)
 
     /// Each interface's dispatch table, `org.varlink.service`'s included, and the interfaces'
     /// names in UTF-8, in the same order: a call's is found by comparing bytes, with no string
@@ -41,7 +45,7 @@ final class CallAnswerer: Sendable {
             peer: peer,
             scope: scope,
             logger: logger,
-            lineBudget: lines,
+            lineBudget: callLines,
             outbound: nil,
             call: call
         )
@@ -73,7 +77,7 @@ final class CallAnswerer: Sendable {
             peer: peer,
             scope: scope,
             logger: logger,
-            lineBudget: lines,
+            lineBudget: callLines,
             outbound: outbound,
             call: call
         )
@@ -120,8 +124,8 @@ final class CallAnswerer: Sendable {
         }
     }
 
-    /// Logs what `peer` caused, with its identity as metadata, within its uid's budget
-    /// (`PeerLogBudget`). The metadata is made only when the level is on: setting metadata on a
+    /// Logs what `peer`'s connection or message caused, with its identity as metadata, within
+    /// its uid's budget (`PeerLogBudget`). The metadata is made only when the level is on: setting metadata on a
     /// logger costs (a stream handler renders it at once) and most connections log nothing at the
     /// default level.
     func log(
@@ -132,7 +136,7 @@ final class CallAnswerer: Sendable {
     ) {
         guard logger.logLevel <= level else { return }
         let all = peer.logMetadata.merging(metadata()) { _, given in given }
-        guard let admitted = lines.admit(level, from: peer.uid, metadata: all) else { return }
+        guard let admitted = connectionLines.admit(level, from: peer.uid, metadata: all) else { return }
         logger.log(level: level, message(), metadata: admitted)
     }
 }

@@ -84,9 +84,12 @@ struct ConnectionSetUp: Sendable {
                 }
                 .withConnectedSocket(descriptor)
                 .whenFailure { _ in
-                    // NIO owns the descriptor once it has made a channel of it, which it then
-                    // closes; the initializer runs right after (the bootstrap sets no option that
-                    // could fail first), so a failure before it left the descriptor ours.
+                    // NIO owns the descriptor once it has made a channel of it, and closes it
+                    // when setting that channel up fails. Before the initializer it only applies
+                    // the bootstrap's default TCP_NODELAY, which NIO skips for a Unix socket, so a
+                    // failure with no initializer run is one where no channel was made and the
+                    // descriptor is still ours. An option added to this bootstrap could fail in
+                    // between and have it closed twice: set options in `initialize` instead.
                     guard !made.withLockedValue({ $0 }) else { return }
                     close(descriptor)
                     unmade()

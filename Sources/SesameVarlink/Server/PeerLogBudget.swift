@@ -1,11 +1,12 @@
 import Logging
 import Synchronization
 
-/// How many lines one uid may make sesamed log, across all its connections: its bad messages,
-/// its connections' comings and goings, its calls' lines (`BudgetedLogHandler`), its shares'. A
-/// peer doing any of these in a loop would otherwise write a line to the journal for each and
-/// flood it. Each uid gets `perWindow` lines a `window`; what is held back after that is counted,
-/// and the next line let through says how many were. Errors, sesamed's own faults, always pass.
+/// How many lines one uid may make sesamed log of one kind, across all its connections (its
+/// bad messages and connections, or its calls' lines through `BudgetedLogHandler`, shares
+/// included). A peer doing any of these in a loop would otherwise write a line to the journal
+/// for each and flood it. Each uid gets `perWindow` lines a `window`; what is held back after
+/// that is counted, and the next line let through says how many were. Errors, sesamed's own
+/// faults, always pass.
 final class PeerLogBudget: Sendable {
     private struct Window {
         var start: ContinuousClock.Instant
@@ -51,9 +52,14 @@ final class PeerLogBudget: Sendable {
 
     /// The metadata a line at `level` that `uid` caused is logged with now (`held_back` added
     /// when lines were held back before it), or nil when the line is held back.
-    func admit(_ level: Logger.Level, from uid: UInt32, metadata: Logger.Metadata) -> Logger.Metadata? {
+    func admit(
+        _ level: Logger.Level,
+        from uid: UInt32,
+        metadata: Logger.Metadata,
+        at now: ContinuousClock.Instant = .now
+    ) -> Logger.Metadata? {
         guard level < .error else { return metadata }
-        guard let heldBack = admit(uid, at: .now) else { return nil }
+        guard let heldBack = admit(uid, at: now) else { return nil }
         return heldBack > 0 ? metadata.merging(["held_back": "\(heldBack)"]) { $1 } : metadata
     }
 }

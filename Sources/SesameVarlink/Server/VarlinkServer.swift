@@ -118,11 +118,8 @@ public final class VarlinkServer: Sendable {
                 connections.closeAll()
             }
         } catch {
-            // Nothing will serve the socket: a bound one goes, file and all.
-            if let boundSocket {
-                close(listening)
-                UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity)
-            }
+            // Nothing will serve the socket (which the acceptor has closed): its file goes too.
+            if let boundSocket { UnixSocketPath.remove(boundSocket.path, ifStill: boundSocket.identity) }
             throw error
         }
         return VarlinkServer(
