@@ -125,9 +125,9 @@ final class CallAnswerer: Sendable {
     }
 
     /// Logs what `peer`'s connection or message caused, with its identity as metadata, within
-    /// its uid's budget (`PeerLogBudget`). The metadata is made only when the level is on: setting metadata on a
-    /// logger costs (a stream handler renders it at once) and most connections log nothing at the
-    /// default level.
+    /// its uid's budget (`PeerLogBudget`). The metadata is made only when the level is on:
+    /// setting metadata on a logger costs (a stream handler renders it at once) and most
+    /// connections log nothing at the default level.
     func log(
         _ level: Logger.Level,
         _ message: @autoclosure () -> Logger.Message,
