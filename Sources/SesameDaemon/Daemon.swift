@@ -60,14 +60,8 @@ public struct Daemon: Sendable {
         let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
         let trust = makeTrust()
         // Each call runs with its caller recorded, so the events it causes are logged with PEER_UID=.
-        let interfaces = Self.interfaces(
-            engine: engine,
-            store: store,
-            providers: providers,
-            trust: trust,
-            logger: logger
-        )
-        .map(CallerAttributedInterface.init)
+        let interfaces = Self.interfaces(engine: engine, store: store, providers: providers, trust: trust)
+            .map(CallerAttributedInterface.init)
         let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
@@ -234,8 +228,7 @@ public struct Daemon: Sendable {
         engine: DaemonEngine,
         store: EncryptedStore,
         providers: Providers,
-        trust: Trust,
-        logger: Logger
+        trust: Trust
     ) -> [any VarlinkInterface] {
         let descriptions = InterfaceDescriptions.byName
         return [
@@ -248,8 +241,7 @@ public struct Daemon: Sendable {
             EventsInterface(
                 interfaceDescription: descriptions[EventsContract.interface] ?? "",
                 engine: engine,
-                trust: trust,
-                logger: logger
+                trust: trust
             ),
             AdminInterface(
                 interfaceDescription: descriptions[AdminContract.interface] ?? "",

@@ -41,7 +41,7 @@ struct HandlerFixture {
         )
         trust = Trust(policy: policy, limits: limits, groups: groups)
         accounts = AccountsInterface(interfaceDescription: "", engine: engine, providers: providers, trust: trust)
-        events = EventsInterface(interfaceDescription: "", engine: engine, trust: trust, logger: Logger(label: "test"))
+        events = EventsInterface(interfaceDescription: "", engine: engine, trust: trust)
     }
 
     /// Calls an Accounts method as `uid`.

@@ -40,8 +40,7 @@ import Testing
             engine: testEngine(),
             store: temporary.store,
             providers: Providers(ProviderFiles.Loaded(), logger: Logger(label: "test")),
-            trust: Trust(policy: AccessPolicy(), limits: UserLimits()),
-            logger: Logger(label: "test")
+            trust: Trust(policy: AccessPolicy(), limits: UserLimits())
         )
         #expect(Set(interfaces.map(\.name)) == Set(InterfaceDescriptions.byName.keys))
         for interface in interfaces {

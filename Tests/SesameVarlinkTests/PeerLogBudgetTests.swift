@@ -17,6 +17,17 @@ struct PeerLogBudgetTests {
         #expect(budget.admit(1000, at: start + .seconds(61)) == 0)
     }
 
+    @Test func manyUidsTogetherStopAtTheBudgetOfAllAndEachIsToldWhatItLost() {
+        let budget = PeerLogBudget(perWindow: 2, allPerWindow: 5, window: .seconds(60))
+        let start = ContinuousClock.now
+        // One person with a subordinate uid range: each uid within its own budget.
+        let admitted = (100_000..<100_010).map { uid in budget.admit(UInt32(uid), at: start) }
+        #expect(admitted == [0, 0, 0, 0, 0, nil, nil, nil, nil, nil])
+        #expect(budget.admit(1000, at: start + .seconds(30)) == nil)
+        #expect(budget.admit(1000, at: start + .seconds(60)) == 1)
+        #expect(budget.admit(100_009, at: start + .seconds(60)) == 1)
+    }
+
     @Test func theFirstLineAfterAHeldBackOneCarriesTheCountAndErrorsAreNeverHeldBack() {
         let budget = PeerLogBudget(perWindow: 1, window: .seconds(60))
         let start = ContinuousClock.now

@@ -10,18 +10,15 @@ struct EventsInterface: VarlinkInterface {
     let interfaceDescription: String
     let engine: DaemonEngine
     let trust: Trust
-    /// Where a subscriber cut off for falling behind is logged.
-    let logger: Logger
     /// The error a subscriber that falls behind ends with, made once: every live subscription
     /// keeps it, and one of its own cost each subscriber 0.2 KiB.
     private let lagged: VarlinkError
 
     /// The interface over `engine`, with `trust` deciding who sees what.
-    init(interfaceDescription: String, engine: DaemonEngine, trust: Trust, logger: Logger) {
+    init(interfaceDescription: String, engine: DaemonEngine, trust: Trust) {
         self.interfaceDescription = interfaceDescription
         self.engine = engine
         self.trust = trust
-        self.logger = logger
         self.lagged = VarlinkError(.lagged(queueLimit: engine.registry.queueLimit))
     }
 
@@ -167,15 +164,15 @@ struct EventsInterface: VarlinkInterface {
         }
         let sink = StreamedEvents(stream: stream, identity: identity, visible: visible, holdLimit: queueLimit)
         guard try subscription.attach(sink) else { throw CancellationError() }
-        // Every live subscription keeps this: the peer, not the call's context (0.1 KiB more,
-        // and the method's name), and the logger is made only if there is something to log.
-        let (trust, peer, logger) = (self.trust, context.peer, self.logger)
+        // Every live subscription keeps this: the call's logger, whose line is spent from the
+        // caller's budget (a subscriber cut off and back in a loop would otherwise write a
+        // line each time), not the whole context (0.1 KiB more).
+        let (trust, uid, logger) = (self.trust, context.peer.uid, context.logger)
         stream.whenEnded { ending in
             subscription.cancel()
-            trust.release(.subscription, for: peer.uid)
+            trust.release(.subscription, for: uid)
             guard ending == .fellBehind else { return }
-            let method = EventsContract.subscribe.qualifiedName
-            Self.logCutOff(peer.logger(from: logger, method: method), queueLimit: queueLimit)
+            Self.logCutOff(logger, queueLimit: queueLimit)
         }
         return stream
     }

@@ -6,45 +6,64 @@ import Synchronization
 /// included). A peer doing any of these in a loop would otherwise write a line to the journal
 /// for each and flood it. Each uid gets `perWindow` lines a `window`; what is held back after
 /// that is counted, and the next line let through says how many were. Errors, sesamed's own
-/// faults, always pass.
+/// faults, always pass. All uids together get `allPerWindow`, so many uids of one person add
+/// up to a bound too.
 final class PeerLogBudget: Sendable {
     private struct Window {
         var start: ContinuousClock.Instant
         var logged = 0
         var heldBack = 0
+
+        /// This window, or a new one carrying its held-back count when it has ended by `now`.
+        func current(at now: ContinuousClock.Instant, lasting window: Duration) -> Window {
+            now - start >= window ? Window(start: now, heldBack: heldBack) : self
+        }
+    }
+
+    private struct Windows {
+        var perUid: [UInt32: Window] = [:]
+        /// What all uids together have logged: one person may hold many uids (a subordinate
+        /// uid range for user namespaces gives them 65,536), and each would have a budget.
+        var all: Window
     }
 
     /// Lines one uid may cause in a window.
     let perWindow: Int
+    /// Lines all uids together may cause in a window.
+    let allPerWindow: Int
     /// How long a window lasts.
     let window: Duration
     /// Uids tracked at most; past that, windows that have ended are dropped first.
     private static let trackedLimit = 4096
-    private let windows = Mutex<[UInt32: Window]>([:])
+    private let windows: Mutex<Windows>
 
-    /// A budget of `perWindow` lines per uid and `window`.
-    init(perWindow: Int, window: Duration = .seconds(60)) {
+    /// A budget of `perWindow` lines per uid and `window`, and `allPerWindow` (sixteen uids'
+    /// worth unless given) for all of them.
+    init(perWindow: Int, allPerWindow: Int? = nil, window: Duration = .seconds(60)) {
         self.perWindow = perWindow
+        self.allPerWindow = allPerWindow ?? perWindow * 16
         self.window = window
+        self.windows = Mutex(Windows(all: Window(start: .now)))
     }
 
     /// Whether a line about `uid` may be logged `now`: nil when it is held back, else how many
     /// were held back since the last one logged (0 mostly).
     func admit(_ uid: UInt32, at now: ContinuousClock.Instant) -> Int? {
         windows.withLock { windows in
-            if windows.count >= Self.trackedLimit, windows[uid] == nil {
-                windows = windows.filter { now - $0.value.start < window }
+            if windows.perUid.count >= Self.trackedLimit, windows.perUid[uid] == nil {
+                windows.perUid = windows.perUid.filter { now - $0.value.start < window }
                 // Every tracked uid is still inside its window: one more is not worth the memory.
-                guard windows.count < Self.trackedLimit else { return nil }
+                guard windows.perUid.count < Self.trackedLimit else { return nil }
             }
-            var current = windows[uid] ?? Window(start: now)
-            if now - current.start >= window { current = Window(start: now, heldBack: current.heldBack) }
-            defer { windows[uid] = current }
-            guard current.logged < perWindow else {
+            var current = (windows.perUid[uid] ?? Window(start: now)).current(at: now, lasting: window)
+            windows.all = windows.all.current(at: now, lasting: window)
+            defer { windows.perUid[uid] = current }
+            guard current.logged < perWindow, windows.all.logged < allPerWindow else {
                 current.heldBack += 1
                 return nil
             }
             current.logged += 1
+            windows.all.logged += 1
             defer { current.heldBack = 0 }
             return current.heldBack
         }
