@@ -16,7 +16,8 @@ import pytest
 from harness import daemon_reachable_by_other_users, wait_until
 from standin import Answer, StandIn
 from standin_kakao import Kakao
-from test_hostile_user import HOSTILE_PEER, NOBODY, as_user
+from test_hostile_user import HOSTILE_PEER, NOBODY, as_user, owner_account
+from vitals import Vitals, watched_daemon
 
 PEER = Path(__file__).resolve().parent / "peer.py"
 
@@ -59,47 +60,55 @@ def test_one_users_imports_reach_the_provider_at_most_the_limit_a_minute(kakao_d
 RENEWALS = 100
 
 
-def test_renewing_ones_own_account_cannot_make_sesamed_write_without_end(daemon_reachable_by_other_users):
+def test_renewing_ones_own_account_cannot_make_sesamed_write_without_end():
     """Each accepted import is written to the store and made durable before it is answered; a
     user renewing an account with 64 KiB tokens in a loop made 1,281 such writes (367 MB) in
     20 s. Renewals are imports, counted against provider_calls_per_minute (30), so a user can
-    cause only that many writes a minute."""
-    daemon = daemon_reachable_by_other_users
+    cause only that many writes a minute; the owner is served meanwhile."""
     token = "t" * 65536
     renewal = json.dumps({"method": "io.sesame.Accounts.ImportTokens", "parameters": {
         "provider": "google", "subject": "renewed", "tokens": {"accessToken": token, "refreshToken": token}}})
-    written_before = written_bytes(daemon)
-    answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
-                              input=(renewal + "\n") * RENEWALS, capture_output=True, text=True, timeout=300)
+    with watched_daemon() as daemon:
+        account = owner_account(daemon)
+        written_before = written_bytes(daemon)
+        with Vitals(daemon, account, "renewals in a loop") as vitals:
+            answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
+                                      input=(renewal + "\n") * RENEWALS, capture_output=True, text=True,
+                                      timeout=300)
+        written = written_bytes(daemon) - written_before
     assert answered.returncode == 0, answered.stderr
     accepted = [json.loads(line).get("error") for line in answered.stdout.splitlines()].count(None)
-    written = written_bytes(daemon) - written_before
     print(f"{accepted} of {RENEWALS} renewals accepted, {written >> 10} KiB written")
     assert 30 <= accepted <= 32, accepted
     assert written < 40 * 4 * 65536, f"{written >> 10} KiB written for {accepted} renewals"
+    vitals.assert_owner_unharmed()
 
 
 RENAMES = 1000
 
 
-def test_renaming_in_a_loop_cannot_make_sesamed_write_without_end(daemon_reachable_by_other_users):
+def test_renaming_in_a_loop_cannot_make_sesamed_write_without_end():
     """Each rename is a durable write of the account, whose tokens may be 64 KiB each: a user
     renaming one in a loop made 238 such writes a second. Renames are paid from
-    changes_per_minute (60), and the rest are TooManyChanges, changing nothing."""
-    daemon = daemon_reachable_by_other_users
+    changes_per_minute (60), and the rest are TooManyChanges, changing nothing; the owner is
+    served meanwhile."""
     token = "t" * 65536
     calls = [{"method": "io.sesame.Accounts.ImportTokens", "parameters": {
         "provider": "google", "subject": "renamed", "tokens": {"accessToken": token, "refreshToken": token}}}]
     calls += [{"method": "io.sesame.Accounts.Rename", "parameters": {"account": "google", "name": f"n{n % 2}"}}
               for n in range(RENAMES)]
-    written_before = written_bytes(daemon)
-    answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
-                              input="".join(json.dumps(call) + "\n" for call in calls),
-                              capture_output=True, text=True, timeout=300)
+    with watched_daemon() as daemon:
+        account = owner_account(daemon)
+        written_before = written_bytes(daemon)
+        with Vitals(daemon, account, "renames in a loop") as vitals:
+            answered = subprocess.run(as_user(NOBODY, sys.executable, HOSTILE_PEER, "calls", daemon.socket_path),
+                                      input="".join(json.dumps(call) + "\n" for call in calls),
+                                      capture_output=True, text=True, timeout=300)
+        written = written_bytes(daemon) - written_before
     assert answered.returncode == 0, answered.stderr
     errors = [json.loads(line).get("error") for line in answered.stdout.splitlines()]
-    written = written_bytes(daemon) - written_before
     print(f"{errors[1:].count(None)} of {RENAMES} renames accepted, {written >> 10} KiB written")
+    vitals.assert_owner_unharmed()
     assert errors[0] is None and 60 <= errors[1:].count(None) <= 62, errors[:3]
     assert set(errors[1:]) == {None, "io.sesame.Accounts.TooManyChanges"}
     assert written < 16 << 20, f"{written >> 10} KiB written for {RENAMES} renames"

@@ -14,6 +14,8 @@ import pytest
 
 from harness import SESAMECTL, Daemon, RawConnection, call, daemon_reachable_by_other_users, import_tokens, \
     running, wait_until
+from test_hostile_user import owner_account
+from vitals import Vitals, watched_daemon
 
 ACCESS = "AT-share-5eca1e77"
 REFRESH = "RT-share-0b5cured"
@@ -256,21 +258,26 @@ def test_another_user_cannot_join_a_share_or_share_what_it_may_not_use(tmp_path)
             share.stop()
 
 
-def test_shares_opened_and_hung_up_in_a_loop_write_a_bounded_log(daemon, accounts):
+def test_shares_opened_and_hung_up_in_a_loop_write_a_bounded_log():
     """Each share opened and hung up at once would start a log budget of its own: the budget is
     the owner's, across all their shares, and the requested path reaches the log escaped (no
-    bidirectional override) and cut short, whatever its length."""
-    shared, _ = accounts
+    bidirectional override) and cut short, whatever its length. Another account's GetToken is
+    served meanwhile."""
     requested = "/tmp/\u202e" + "x" * 4000
     opens = 200
-    for _ in range(opens):
-        connection = RawConnection(daemon.socket_path)
-        reply = connection.call("io.sesame.Shares.Open", {"accounts": [shared], "socket": requested}, more=True)
-        assert reply["parameters"]["share"]["accounts"] == [shared], reply
-        connection.sock.close()
-    ended = wait_until(lambda: [line for line in daemon.log().splitlines() if "share ended" in line],
-                       what="a share's end in the log")
-    lines = [line for line in daemon.log().splitlines() if "share " in line]
+    with watched_daemon() as daemon:
+        shared = import_tokens(daemon, access_token=ACCESS, subject="alice", expires_in=3600)["id"]
+        with Vitals(daemon, owner_account(daemon), "shares opened and hung up in a loop") as vitals:
+            for _ in range(opens):
+                connection = RawConnection(daemon.socket_path)
+                reply = connection.call("io.sesame.Shares.Open", {"accounts": [shared], "socket": requested},
+                                        more=True)
+                assert reply["parameters"]["share"]["accounts"] == [shared], reply
+                connection.sock.close()
+        ended = wait_until(lambda: [line for line in daemon.log().splitlines() if "share ended" in line],
+                           what="a share's end in the log")
+        lines = [line for line in daemon.log().splitlines() if "share " in line]
+    vitals.assert_owner_unharmed()
     assert len(ended) >= 1 and len(lines) <= 60, f"{len(lines)} lines for {opens} shares opened and hung up"
     started = [line for line in lines if "share started" in line]
     assert started and all("\u202e" not in line and "\\u{202e}" in line for line in started), started[:1]

@@ -18,9 +18,19 @@ WATCHDOG_USEC = 2_000_000  # WatchdogSec=2 s: sesamed pings every 1 s; no gap ma
 # grows with the attack (the issue saw 600 MB).
 RSS_LIMIT = 256 << 20
 
+BASELINE_CALLS = 200  # the owner's calls before each attack, for the figures beside it
+
+
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def latency_figures(latencies: list[float]) -> str:
+    if not latencies:
+        return "no call answered"
+    return (f"p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
+            f" of {len(latencies)}")
 
 
 class Vitals:
@@ -40,6 +50,7 @@ class Vitals:
         self.owner = RawConnection(daemon.socket_path, timeout=60)
 
     def __enter__(self):
+        self.baseline = self._owner_calls_without_attack()
         self.started = time.monotonic()
         self.cpu_started = self.cpu_seconds()
         self.threads = [threading.Thread(target=self._ask_for_tokens, daemon=True),
@@ -61,19 +72,34 @@ class Vitals:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def _owner_calls_without_attack(self) -> list[float]:
+        """The owner's GetToken latencies on the same daemon before the attack starts, paced as
+        under it: the baseline each attack's figures are read beside."""
+        latencies: list[float] = []
+        for _ in range(BASELINE_CALLS):
+            if not self._ask_once(latencies):
+                break
+            time.sleep(0.005)
+        return latencies
+
     def _ask_for_tokens(self):
-        while not self.stopping.is_set():
-            started = time.perf_counter()
-            try:
-                reply = self.owner.call("io.sesame.Accounts.GetToken", {"account": self.account})
-            except (OSError, EOFError) as error:
-                self.failures.append({"error": type(error).__name__})
-                return
-            self.latencies.append(time.perf_counter() - started)
-            if reply.get("parameters", {}).get("accessToken") != OWNER_ACCESS:
-                self.failures.append({"error": reply.get("error"), "parameters": reply.get("error") and
-                                      reply.get("parameters")})  # never a token
+        while not self.stopping.is_set() and self._ask_once(self.latencies):
             self.stopping.wait(0.005)  # pacing: the owner is a program, not a flood of its own
+
+    def _ask_once(self, latencies: list[float]) -> bool:
+        """One GetToken of the owner's, its latency added to `latencies`; False when the
+        connection failed."""
+        started = time.perf_counter()
+        try:
+            reply = self.owner.call("io.sesame.Accounts.GetToken", {"account": self.account})
+        except (OSError, EOFError) as error:
+            self.failures.append({"error": type(error).__name__})
+            return False
+        latencies.append(time.perf_counter() - started)
+        if reply.get("parameters", {}).get("accessToken") != OWNER_ACCESS:
+            self.failures.append({"error": reply.get("error"), "parameters": reply.get("error") and
+                                  reply.get("parameters")})  # never a token
+        return True
 
     def _watch_daemon(self):
         notify = self.daemon.notify.sock  # read here alone while the window lasts
@@ -109,7 +135,8 @@ class Vitals:
             return f"no owner call answered, {len(self.pings)} watchdog pings"
         return (f"{self.ended - self.started:.1f} s, owner GetToken x{len(self.latencies)}: "
                 f"p50 {percentile(self.latencies, 0.5) * 1000:.1f} ms, p99 {self.p99 * 1000:.1f} ms, "
-                f"max {max(self.latencies) * 1000:.1f} ms; watchdog pings {len(self.pings)}, longest gap "
+                f"max {max(self.latencies) * 1000:.1f} ms (no attack, same daemon: "
+                f"{latency_figures(self.baseline)}); watchdog pings {len(self.pings)}, longest gap "
                 f"{self.longest_silence:.2f} s; peak RSS {max(self.rss) >> 20} MiB; daemon CPU {self.cpu:.1f} s")
 
     def assert_owner_unharmed(self):
