@@ -63,8 +63,12 @@ struct EventsInterface: VarlinkInterface {
             held = false
             return .continuing(on: stream)
         } catch let lagged as SubscriberLagged {
-            // Fell behind before the hand-off, while the backlog was sent.
-            Self.logCutOff(context.logger, queueLimit: lagged.queueLimit)
+            // Fell behind before the hand-off, while the backlog was sent: a call's own error,
+            // logged as the call's (after the hand-off the server logs it, as for any stream).
+            context.logger.notice(
+                "subscriber fell behind and was cut off",
+                metadata: ["queue_limit": "\(lagged.queueLimit)"]
+            )
             throw VarlinkError(.lagged(queueLimit: lagged.queueLimit))
         }
     }
@@ -164,21 +168,14 @@ struct EventsInterface: VarlinkInterface {
         }
         let sink = StreamedEvents(stream: stream, identity: identity, visible: visible, holdLimit: queueLimit)
         guard try subscription.attach(sink) else { throw CancellationError() }
-        // Every live subscription keeps this: the call's logger, whose line is spent from the
-        // caller's budget (a subscriber cut off and back in a loop would otherwise write a
-        // line each time), not the whole context (0.1 KiB more).
-        let (trust, uid, logger) = (self.trust, context.peer.uid, context.logger)
-        stream.whenEnded { ending in
+        // Every live subscription keeps this, not the call's context (0.1 KiB more). The
+        // server logs a cut-off itself.
+        let (trust, uid) = (self.trust, context.peer.uid)
+        stream.whenEnded { _ in
             subscription.cancel()
             trust.release(.subscription, for: uid)
-            guard ending == .fellBehind else { return }
-            Self.logCutOff(logger, queueLimit: queueLimit)
         }
         return stream
-    }
-
-    private static func logCutOff(_ logger: Logger, queueLimit: Int) {
-        logger.notice("subscriber fell behind and was cut off", metadata: ["queue_limit": "\(queueLimit)"])
     }
 }
 

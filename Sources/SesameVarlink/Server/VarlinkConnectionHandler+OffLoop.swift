@@ -69,6 +69,14 @@ extension VarlinkConnectionHandler {
             callAbandoned(context: context)
             return
         }
+        // Spent from the connection's budget, not the calls': a caller's own calls (thousands
+        // of imports, say) would otherwise hold back the one line that says why it was cut off.
+        answerer.log(
+            .notice,
+            "streaming call's peer fell behind and was cut off",
+            peer: peer,
+            metadata: ["method": "\(current?.method ?? "-")", "error": "\(stream.errorWhenBehind.name)"]
+        )
         _ = machine.cameBackToLoop()
         replied(oneway: continuingOneway, with: stream.errorWhenBehind.frame(), context: context)
         serveWaiting(context: context)
