@@ -40,13 +40,18 @@ let package = Package(
         .systemLibrary(name: "CProcessHardening"),
         // Header only: the Linux timer that tells sesamed the wall clock was set or it resumed.
         .systemLibrary(name: "CWallClock"),
-        .target(name: "SesameCore"),
+        // The session engine runs on an event loop of its own (NIOCore names it; the daemon and the
+        // tests make it), where saving may block without holding up a thread of the pool.
+        .target(name: "SesameCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // One call to sesamed with blocking system calls, and what it needs (where sesamed
         // listens, the wire's strict JSON scan): the C library only, no event loop, no engine, no
         // Foundation, so that a program made of it alone (sesamectl's token shortcut) starts as
         // fast as a C client and stays small.
         .target(name: "SesameOneShot"),
-        .target(name: "SesameCoreTesting", dependencies: ["SesameCore"]),
+        .target(
+            name: "SesameCoreTesting",
+            dependencies: ["SesameCore", .product(name: "NIOPosix", package: "swift-nio")]
+        ),
         // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
         .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameVarlink"]),
         .target(

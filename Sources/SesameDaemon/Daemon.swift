@@ -1,5 +1,7 @@
 import FoundationEssentials
 import Logging
+import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import SesameCore
 import SesameOneShot
@@ -147,6 +149,10 @@ public struct Daemon: Sendable {
 
     /// The session engine over the store, refreshing through `providers`; every event it
     /// announces is logged and marks the status line stale.
+    /// The engine's event loop: a thread of its own, where saving the store may block without
+    /// holding up the pool every other task runs on. Made once for the process and kept.
+    private static let engineLoop: any EventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+
     private func makeEngine(
         snapshot: SessionSnapshot,
         persistence: any SessionPersistence,
@@ -162,6 +168,7 @@ public struct Daemon: Sendable {
         return DaemonEngine(
             snapshot: snapshot,
             clock: SystemSessionClock(),
+            runningOn: Self.engineLoop,
             persistence: persistence,
             refresher: providers,
             policy: policy,

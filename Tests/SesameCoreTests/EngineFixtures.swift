@@ -140,6 +140,7 @@ struct EngineFixture {
         engine = SessionEngine(
             snapshot: snapshot,
             clock: clock,
+            runningOn: testEngineLoop,
             persistence: persistence,
             refresher: refresher,
             policy: policy,

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameCoreTesting
 import Synchronization
 import Testing
 
@@ -13,7 +14,12 @@ private func event(_ sequence: UInt64, account: String = "a", kind: AuthEvent.Ki
 }
 
 private func registry(queueLimit: Int = 64, historyLimit: Int = 16, before: UInt64 = 0) -> EventRegistry<UInt64> {
-    EventRegistry(queueLimit: queueLimit, historyLimit: historyLimit, lastSequenceBeforeStart: before) { $0.sequence }
+    EventRegistry(
+        queueLimit: queueLimit,
+        historyLimit: historyLimit,
+        lastSequenceBeforeStart: before,
+        deliveringOn: testEngineLoop
+    ) { $0.sequence }
 }
 
 @Suite struct EventRegistryTests {
@@ -156,7 +162,7 @@ private final class CollectingSink: EventSink, Sendable {
 @Suite(.timeLimit(.minutes(1))) struct EventSinkTests {
     /// Events queued before the sink is attached come first, then the live ones, each once,
     /// in order; the subscription's filter still applies.
-    @Test func anAttachedSinkGetsTheQueuedEventsThenTheLiveOnesInOrder() throws {
+    @Test func anAttachedSinkGetsTheQueuedEventsThenTheLiveOnesInOrder() async throws {
         let registry = registry(queueLimit: 64)
         let subscription = registry.subscribe(filter: EventFilter(accounts: ["a"]), since: nil, current: 0).0
         registry.publish(event(1))
@@ -167,13 +173,13 @@ private final class CollectingSink: EventSink, Sendable {
         registry.publish(event(4))
         registry.publish(event(5, account: "b"))
         registry.publish(event(6))
-        registry.waitForDeliveries()
+        await registry.waitForDeliveries()
         #expect(sink.received.withLock { $0 } == [1, 3, 4, 6])
     }
 
     /// Attached subscribers leave in any order (the first, one whose place another took, the
     /// last), and the event after that reaches exactly those still there.
-    @Test func attachedSubscribersLeaveInAnyOrder() throws {
+    @Test func attachedSubscribersLeaveInAnyOrder() async throws {
         let registry = registry(queueLimit: 64)
         let subscriptions = (0..<6).map { _ in registry.subscribe(filter: EventFilter(), since: nil, current: 0).0 }
         let sinks = subscriptions.map { _ in CollectingSink() }
@@ -184,20 +190,20 @@ private final class CollectingSink: EventSink, Sendable {
         }
         #expect(registry.subscriberCount == 2)
         registry.publish(event(10))
-        registry.waitForDeliveries()
+        await registry.waitForDeliveries()
         let received = sinks.map { sink in sink.received.withLock { $0 } }
         #expect(received == [[2, 6], [], [2, 6, 1, 4, 10], [2, 6, 1], [2, 6, 1, 4, 10], [2]])
     }
 
     /// A sink that says it is gone is unsubscribed; one attached after its queue overflowed
     /// learns that it was cut off.
-    @Test func aGoneSinkIsUnsubscribedAndALaggedSubscriberCannotAttach() throws {
+    @Test func aGoneSinkIsUnsubscribedAndALaggedSubscriberCannotAttach() async throws {
         let registry = registry(queueLimit: 4)
         let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
         let sink = CollectingSink(capacity: 2)
         #expect(try subscription.attach(sink))
         for sequence in 1...3 as ClosedRange<UInt64> { registry.publish(event(sequence)) }
-        registry.waitForDeliveries()
+        await registry.waitForDeliveries()
         #expect(registry.subscriberCount == 0)
         #expect(sink.received.withLock { $0 } == [1, 2])
 
@@ -211,44 +217,43 @@ private final class CollectingSink: EventSink, Sendable {
 
     /// The publisher goes on before a sink is handed the event: a change is answered without
     /// waiting for every subscriber (a sink here that waits until the publisher is done).
-    @Test func publishingDoesNotWaitForTheSinks() throws {
+    @Test func publishingDoesNotWaitForTheSinks() async throws {
         let registry = registry(queueLimit: 64)
         let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
-        let sink = WaitingSink()
+        let sink = WaitingSink<UInt64>()
         #expect(try subscription.attach(sink))
         registry.publish(event(1))
         sink.publisherIsDone.signal()
-        registry.waitForDeliveries()
+        await registry.waitForDeliveries()
         #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
+        subscription.cancel()
     }
 }
 
 extension EventSinkTests {
-    /// Deliveries that are behind hold the publisher back, past a bound: events do not pile
-    /// up without end when changes come faster than sinks are handed them.
-    @Test func aPublisherWaitsWhenDeliveriesFallTooFarBehind() async throws {
-        let registry = registry(queueLimit: 1024)
-        let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
-        let sink = WaitingSink()
+    /// Deliveries run on the engine's loop, each after the change that made it and before the
+    /// next: a change waits while the events of those before it are handed out, so changes
+    /// cannot pile events up faster than subscribers are handed them.
+    @Test func aChangeWaitsForTheDeliveriesOfTheChangesBeforeIt() async throws {
+        let fixture = EngineFixture()
+        let sink = WaitingSink<AuthEvent>()
+        let subscription = await fixture.subscribe()
         #expect(try subscription.attach(sink))
-        let limit = EventRegistry<UInt64>.pendingDeliveryLimit
-        let published = Progress()
-        // A thread of its own, as the publisher blocks: not one of the tasks' few threads.
-        Thread.detachNewThread {
-            for sequence in 1...UInt64(3 * limit) {
-                registry.publish(event(sequence))
-                published.count.add(1, ordering: .relaxed)
-            }
+        let first = try await fixture.importAccount()
+        let renamed = Progress()
+        let second = Task {
+            let account = try await fixture.engine.rename(first.id, to: "work")
+            renamed.count.add(1, ordering: .relaxed)
+            return account
         }
-        while published.count.load(ordering: .relaxed) < limit { await Task.yield() }
-        // An upper bound on what the publisher got done, which more time (a loaded machine)
-        // only makes surer to find: the first event's delivery waits for the signal below.
+        // An upper bound on what the engine got done, which more time (a loaded machine) only
+        // makes surer to find: the first change's delivery waits for the signal below.
         try await Task.sleep(for: .milliseconds(200))
-        #expect(published.count.load(ordering: .relaxed) <= limit)
+        #expect(renamed.count.load(ordering: .relaxed) == 0)
         sink.publisherIsDone.signal()
-        while published.count.load(ordering: .relaxed) < 3 * limit { await Task.yield() }
-        registry.waitForDeliveries()
-        #expect(sink.handedOverAfterThePublisher.withLock { $0.count } == 3 * limit)
+        #expect(try await second.value.name == "work")
+        await fixture.engine.registry.waitForDeliveries()
+        #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
     }
 }
 
@@ -259,11 +264,11 @@ private final class Progress: Sendable {
 
 /// A sink that, handed its first event, waits (up to ten seconds) until the publisher is done,
 /// and notes for each event whether it was.
-private final class WaitingSink: EventSink, Sendable {
+private final class WaitingSink<Payload: Sendable>: EventSink, Sendable {
     let publisherIsDone = DispatchSemaphore(value: 0)
     let handedOverAfterThePublisher = Mutex<[Bool]>([])
 
-    func deliver(_ payload: UInt64) -> Bool {
+    func deliver(_ payload: Payload) -> Bool {
         let first = handedOverAfterThePublisher.withLock { $0.isEmpty }
         let waited = !first || publisherIsDone.wait(timeout: .now() + .seconds(10)) == .success
         handedOverAfterThePublisher.withLock { $0.append(waited) }

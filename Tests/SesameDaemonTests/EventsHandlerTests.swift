@@ -79,7 +79,7 @@ import Testing
         for subject in ["a", "b", "c", "d", "e"] { _ = try await fixture.imported(subject: subject) }
         // Were every event to get through, nothing would end the subscription: this ends it
         // then, so that the test fails instead of waiting for ever.
-        fixture.engine.registry.waitForDeliveries()
+        await fixture.engine.registry.waitForDeliveries()
         if events.withLock({ $0 }) == 5 { subscription.cancel() }
         await #expect(throws: VarlinkError(.lagged(queueLimit: 2))) { try await subscription.value }
         #expect(events.withLock { $0 } == 3, "cut off at the third event it did not read")

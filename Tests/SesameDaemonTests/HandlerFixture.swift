@@ -34,6 +34,7 @@ struct HandlerFixture {
         engine = DaemonEngine(
             snapshot: SessionSnapshot(),
             clock: clock,
+            runningOn: testEngineLoop,
             persistence: store,
             refresher: providers,
             queueLimit: queueLimit,

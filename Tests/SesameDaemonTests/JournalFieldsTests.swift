@@ -78,6 +78,7 @@ import Testing
         let engine = DaemonEngine(
             snapshot: SessionSnapshot(),
             clock: TestClock(),
+            runningOn: testEngineLoop,
             persistence: SwitchableStore(),
             observer: EventLog.observer(logger: journal.logger, changes: AsyncStream<Void>.makeStream().continuation),
             encode: EventReply.encode

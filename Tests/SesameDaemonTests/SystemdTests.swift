@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SesameCore
+import SesameCoreTesting
 import SesameStore
 import Synchronization
 import Testing
@@ -112,6 +113,7 @@ private func testEngine() -> DaemonEngine {
     DaemonEngine(
         snapshot: SessionSnapshot(),
         clock: SystemSessionClock(),
+        runningOn: testEngineLoop,
         persistence: MemorySessionPersistence(),
         encode: EventReply.encode
     )

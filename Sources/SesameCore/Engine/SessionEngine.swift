@@ -1,13 +1,21 @@
 import FoundationEssentials
+import NIOCore
 
 /// The single source of truth for every account: all changes go through this actor, each is
 /// persisted first and announced second, with a sequence number that keeps growing.
+///
+/// The actor runs on an event loop of its own, not on the pool every task shares: saving a
+/// change seals and syncs the store, which blocks, and the engine must not answer anything
+/// before that is done. Its events are handed to subscribers on that loop too, each after the
+/// change that made it, so callers of a busy engine wait behind its deliveries.
 ///
 /// `Payload` is what the event registry hands subscribers: the daemon encodes each event once
 /// into wire bytes; tests use the events themselves.
 public actor SessionEngine<Payload: Sendable> {
     /// What "now" is for this engine's accounts; callers that compute expiry times use it too.
     public nonisolated let clock: any SessionClock
+    /// The loop the actor runs on (`unownedExecutor`), kept here: the executor is unowned.
+    private nonisolated let executor: any SerialExecutor
     let persistence: any SessionPersistence
     let refresher: any TokenRefresher
     let policy: SessionPolicy
@@ -41,10 +49,12 @@ public actor SessionEngine<Payload: Sendable> {
     let changes: AsyncStream<Void>.Continuation
     var changeStream: AsyncStream<Void>?
 
-    /// Creates an engine that starts from `snapshot`.
+    /// Creates an engine that starts from `snapshot` and runs on `loop`, which should be a loop
+    /// of its own: whatever else runs there waits behind every save.
     public init(
         snapshot: SessionSnapshot,
         clock: any SessionClock,
+        runningOn loop: any EventLoop,
         persistence: any SessionPersistence,
         refresher: any TokenRefresher = NoTokenRefresher(),
         policy: SessionPolicy = SessionPolicy(),
@@ -55,6 +65,7 @@ public actor SessionEngine<Payload: Sendable> {
     ) {
         self.observer = observer
         self.clock = clock
+        self.executor = loop.executor
         self.persistence = persistence
         self.refresher = refresher
         self.policy = policy
@@ -62,6 +73,7 @@ public actor SessionEngine<Payload: Sendable> {
             queueLimit: queueLimit,
             historyLimit: historyLimit,
             lastSequenceBeforeStart: snapshot.lastSequence,
+            deliveringOn: loop,
             encode: encode
         )
         var accounts: [String: StoredAccount] = [:]
@@ -79,6 +91,11 @@ public actor SessionEngine<Payload: Sendable> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.changes = continuation
         self.changeStream = stream
+    }
+
+    /// The engine's own event loop, where its saves may block.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
     }
 
     /// Every account, ordered by id.

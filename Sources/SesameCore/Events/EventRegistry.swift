@@ -1,12 +1,12 @@
-import Dispatch
+import NIOCore
 import Synchronization
 
 /// The multicast registry: every published event reaches every subscriber whose filter
 /// accepts it, in sequence order, encoded once for all of them. Subscribers leave by cancelling
 /// or dropping their `Subscription`; one that falls behind is cut off without slowing the rest.
-/// Subscribers that take events directly (`Subscription.attach`) are handed them after the
-/// publisher has gone on, so the change that caused an event is answered without waiting for
-/// ten thousand subscribers to be handed it.
+/// Subscribers that take events directly (`Subscription.attach`) are handed them on the
+/// registry's event loop after the publisher has gone on, so the change that caused an event is
+/// answered without waiting for ten thousand subscribers to be handed it.
 public final class EventRegistry<Payload: Sendable>: Sendable {
     /// What a new subscriber must be told before live events, given the `since` it asked for.
     public enum Backlog: Sendable {
@@ -89,16 +89,10 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
     private let state = Mutex(State())
     /// Where attached sinks are handed their events: one delivery after another, in the order
-    /// they were handed over (under `state`, so in the order of publishing and attaching), on
-    /// a thread of its own rather than the publisher's.
-    private let deliveries = DispatchQueue(label: "io.sesame.events.deliveries")
-    /// One for each published event that may wait to be handed to the sinks: the
-    /// back-pressure that keeps a storm of changes from piling events up faster than the sinks
-    /// are handed them. A publisher takes one before it publishes, and waits for one to come
-    /// free when all are taken; the event's delivery gives it back.
-    private let deliverySlots = DispatchSemaphore(value: EventRegistry.pendingDeliveryLimit)
-    /// How many published events may wait to be handed to the sinks before a publisher waits.
-    public static var pendingDeliveryLimit: Int { 64 }
+    /// they were handed over (under `state`, so in the order of publishing and attaching). The
+    /// engine runs on this loop too, so each of its changes waits for the deliveries of those
+    /// before it: a storm of changes cannot pile up events faster than they are handed out.
+    private let deliveries: any EventLoop
     private let encode: @Sendable (AuthEvent) -> Payload
 
     /// How many undelivered events one subscriber may have before it is cut off.
@@ -114,12 +108,14 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
         queueLimit: Int,
         historyLimit: Int,
         lastSequenceBeforeStart: UInt64,
+        deliveringOn deliveries: any EventLoop,
         encode: @escaping @Sendable (AuthEvent) -> Payload
     ) {
         precondition(queueLimit > 0 && historyLimit >= 0, "limits must be positive")
         self.queueLimit = queueLimit
         self.historyLimit = historyLimit
         self.firstReplayableAfter = lastSequenceBeforeStart
+        self.deliveries = deliveries
         self.encode = encode
     }
 
@@ -130,40 +126,31 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
 
     /// Sends `event` to every matching subscriber and keeps it for replay. A subscriber whose
     /// queue is full is removed, and its next read reports `SubscriberLagged`; the attached ones
-    /// (as they are now) are handed it soon after, in order. Waits only while
-    /// `pendingDeliveryLimit` published events wait to be handed over. Returns how many queued
-    /// subscribers were cut off. Never call it from a sink.
+    /// (as they are now) are handed it soon after, in order. Never waits. Returns how many
+    /// queued subscribers were cut off.
     @discardableResult
     public func publish(_ event: AuthEvent) -> Int {
-        dispatchPrecondition(condition: .notOnQueue(deliveries))
         let payload = encode(event)
-        deliverySlots.wait()
         return state.withLock { state in
             state.remember(event, payload, limit: historyLimit)
             let attached = state.attached
-            if attached.isEmpty {
-                deliverySlots.signal()
-            } else {
-                handOver {
-                    self.deliver(event, payload, to: attached)
-                    self.deliverySlots.signal()
-                }
+            if !attached.isEmpty {
+                handOver { self.deliver(event, payload, to: attached) }
             }
             return state.queue(event, payload)
         }
     }
 
-    /// Returns once every event published so far has been handed to the attached sinks. Never
-    /// call it from a sink.
-    public func waitForDeliveries() {
-        dispatchPrecondition(condition: .notOnQueue(deliveries))
-        deliveries.sync {}
+    /// Returns once every event published so far has been handed to the attached sinks.
+    public func waitForDeliveries() async {
+        // The loop runs what it is given in order: this runs after every delivery before it.
+        try? await deliveries.submit {}.get()
     }
 
     /// Queues one delivery behind those handed over before it; called under `state`, which
     /// orders deliveries as the changes that made them.
     private func handOver(_ delivery: @escaping @Sendable () -> Void) {
-        deliveries.async(execute: delivery)
+        deliveries.execute(delivery)
     }
 
     /// Hands one event to the sinks of `attached` its filter matches; those that are gone leave.

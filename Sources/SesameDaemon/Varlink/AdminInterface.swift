@@ -1,3 +1,4 @@
+import NIOPosix
 import SesameCore
 import SesameProtocol
 import SesameStore
@@ -15,7 +16,9 @@ struct AdminInterface: VarlinkInterface {
         var methods = VarlinkMethods(of: name)
         methods.on(AdminContract.rekey) { _, context in
             guard context.peer.uid == 0 else { throw VarlinkError.permissionDenied }
-            let keyID = try store.rekey()
+            // Re-sealing writes and syncs the whole store: on NIO's pool for blocking work, not
+            // on a thread of the task pool.
+            let keyID = try await NIOThreadPool.singleton.runIfActive { try store.rekey() }
             context.logger.notice("token store re-sealed", metadata: ["key_id": "\(keyID)"])
             return RekeyReply(keyId: keyID)
         }
