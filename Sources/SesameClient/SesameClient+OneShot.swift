@@ -27,24 +27,4 @@ extension SesameClient {
             throw SesameError(error)
         }
     }
-
-    /// The error a one-shot GetToken that failed in another program ended with (sesamectl's
-    /// token shortcut hands its failure over rather than have it asked again), as
-    /// `oneShotAccessToken` would have thrown it there. `socketPath` as for `connect`.
-    public static func oneShotAccessTokenError(_ failure: HandedOverFailure, socketPath: String? = nil) -> SesameError {
-        let path = socketPath ?? defaultSocketPath()
-        switch failure {
-        case .noReply(let failure):
-            return SesameError(VarlinkClientError(path: path, failure))
-        case .reply(let text):
-            do {
-                _ = try VarlinkOneShot.reply(from: Array(text.utf8))
-                return SesameError(VarlinkClientError.invalidReply("a token where a failure was handed over"))
-            } catch let error as VarlinkError {
-                return SesameError(error)
-            } catch {
-                return SesameError(VarlinkClientError.invalidReply("\(error)"))
-            }
-        }
-    }
 }

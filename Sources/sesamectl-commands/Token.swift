@@ -113,17 +113,14 @@ struct Token: AsyncParsableCommand {
 
     /// The access token by one blocking GetToken (`oneShotAccessToken`), without the event loop
     /// the other verbs start: for the forms sesamectl's own shortcut leaves to this program
-    /// (`--json`, `--format`, a narrowed token). When the shortcut's GetToken failed, the failure
-    /// it handed over is worded instead, without asking sesamed again. Nil when this run needs
-    /// more (an ID token, a refused token, a refresh for --min-valid) or sesamed answered with an
-    /// error that the full path words (a login needed names its provider, which takes another call).
+    /// (`--json`, `--format`, a narrowed token), and for a shortcut's GetToken that failed. Nil
+    /// when this run needs more (an ID token, a refused token, a refresh for --min-valid) or
+    /// sesamed answered with an error that the full path words (a login needed names its
+    /// provider, which takes another call).
     private func oneShotAccessToken() throws -> AccessToken? {
         guard !idToken, !rejected else { return nil }
         let token: AccessToken
         do {
-            if let failure = HandedOverFailure.take() {
-                throw SesameClient.oneShotAccessTokenError(failure, socketPath: options.socket)
-            }
             token = try SesameClient.oneShotAccessToken(
                 for: account,
                 scopes: scopes.isEmpty ? nil : scopes,
