@@ -42,18 +42,22 @@ let package = Package(
         .systemLibrary(name: "CWallClock"),
         // The session engine runs on an event loop of its own (NIOCore names it; the daemon and the
         // tests make it), where saving may block without holding up a thread of the pool.
-        .target(name: "SesameCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(
+            name: "SesameCore",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            plugins: ["RefuseFoundation"]
+        ),
         // One call to sesamed with blocking system calls, and what it needs (where sesamed
         // listens, the wire's strict JSON scan): the C library only, no event loop, no engine, no
         // Foundation, so that a program made of it alone (sesamectl's token shortcut) starts as
         // fast as a C client and stays small.
-        .target(name: "SesameOneShot"),
+        .target(name: "SesameOneShot", plugins: ["RefuseFoundation"]),
         .target(
             name: "SesameCoreTesting",
             dependencies: ["SesameCore", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
-        .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameVarlink"]),
+        .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameVarlink"], plugins: ["RefuseFoundation"]),
         .target(
             name: "SesameVarlink",
             dependencies: [
@@ -62,7 +66,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         // Calls a Varlink handler in-process with typed parameters and collects its replies, or
         // serves it on a socket of a test's own.
@@ -77,7 +82,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         .target(
             name: "SesameProviders",
@@ -93,7 +99,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         .target(
             name: "SesameDaemon",
@@ -113,11 +120,20 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
-            plugins: ["EmbedInterfaces"]
+            plugins: ["EmbedInterfaces", "RefuseFoundation"]
         ),
         // libqrencode: the QR code of the verification URI that `sesamectl login` draws.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .executableTarget(name: "sesame-interface-embedder"),
+        // Every module of a program shipped without Foundation refuses `import Foundation` when it
+        // builds, naming the line (release or debug alike).
+        .executableTarget(name: "sesame-foundation-check"),
+        .plugin(
+            name: "RefuseFoundation",
+            capability: .buildTool(),
+            dependencies: ["sesame-foundation-check"],
+            path: "Sources/RefuseFoundationPlugin"
+        ),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer; built plainly, they replay files).
         // libFuzzer's driver, declared; scripts/fuzz links its definition.
         .systemLibrary(name: "CLibFuzzer"),
@@ -147,7 +163,8 @@ let package = Package(
         ),
         .target(
             name: "SesameClient",
-            dependencies: ["SesameCore", "SesameOneShot", "SesameProtocol", "SesameVarlink"]
+            dependencies: ["SesameCore", "SesameOneShot", "SesameProtocol", "SesameVarlink"],
+            plugins: ["RefuseFoundation"]
         ),
         .executableTarget(
             name: "sesamed",
@@ -157,7 +174,8 @@ let package = Package(
                 "SesameOneShot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.
         // The release build stops every module from linking Foundation by itself (see
@@ -191,7 +209,8 @@ let package = Package(
         .executableTarget(
             name: "sesamectl",
             dependencies: ["SesameOneShot"],
-            linkerSettings: [.unsafeFlags(["-static-executable"])]
+            linkerSettings: [.unsafeFlags(["-static-executable"])],
+            plugins: ["RefuseFoundation"]
         ),
         // Every command of sesamectl's, `token` included, for the command lines the shortcut leaves.
         .executableTarget(
@@ -208,7 +227,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
         .testTarget(name: "sesamectlTests", dependencies: ["sesamectl-commands"]),
