@@ -15,13 +15,13 @@ public struct HelperSession: Sendable {
     }
 
     /// The account's current access token, refreshed by sesamed when it must be.
-    public func token(for account: String) async throws(HelperFailure) -> AccessToken {
+    public func token(for account: String) async throws(HelperError) -> AccessToken {
         try await withClient { client in try await client.accessToken(for: account) }
     }
 
     /// Tells sesamed that a server refused `accessToken` of `account`; sesamed refreshes once
     /// for every program using the account, so the next `token(for:)` gets the new one.
-    public func reportRejected(account: String, accessToken: String) async throws(HelperFailure) {
+    public func reportRejected(account: String, accessToken: String) async throws(HelperError) {
         _ = try await withClient { client in try await client.reportRejected(account: account, accessToken: accessToken)
         }
     }
@@ -30,7 +30,7 @@ public struct HelperSession: Sendable {
     /// if one is: what a person who piped `sesamectl token` into `docker login` meant. Accounts
     /// whose token is about to be refreshed are passed over, so that no provider is asked for
     /// the sake of an error message.
-    public func account(holding secret: String) async throws(HelperFailure) -> String? {
+    public func account(holding secret: String) async throws(HelperError) -> String? {
         let soon = Date().addingTimeInterval(30)
         return try await withClient { client in
             for account in try await client.accounts()
@@ -42,12 +42,12 @@ public struct HelperSession: Sendable {
         }
     }
 
-    private func withClient<T: Sendable>(_ body: (SesameClient) async throws -> T) async throws(HelperFailure) -> T {
+    private func withClient<T: Sendable>(_ body: (SesameClient) async throws -> T) async throws(HelperError) -> T {
         let client: SesameClient
         do {
             client = try await SesameClient.connect(socketPath: socket)
         } catch {
-            throw HelperFailure(Self.sentence(for: error))
+            throw HelperError(Self.sentence(for: error))
         }
         do {
             let result = try await body(client)
@@ -56,10 +56,10 @@ public struct HelperSession: Sendable {
         } catch let error as SesameError where error.needsLogin {
             let provider = try? await client.account(Self.account(in: error) ?? "").provider
             await client.close()
-            throw HelperFailure(Self.needsLogin(error, provider: provider))
+            throw HelperError(Self.needsLogin(error, provider: provider))
         } catch {
             await client.close()
-            throw HelperFailure(Self.sentence(for: error))
+            throw HelperError(Self.sentence(for: error))
         }
     }
 
@@ -84,7 +84,7 @@ public struct HelperSession: Sendable {
 }
 
 /// Why a helper gave no credential, in one sentence for the person.
-public struct HelperFailure: Error, Sendable, CustomStringConvertible {
+public struct HelperError: Error, Sendable, CustomStringConvertible {
     /// The sentence.
     public let description: String
 

@@ -2,7 +2,7 @@
 /// whitespace, each read at `index` and left behind it.
 extension JSONShape.Scanner {
     /// §7: reads a string whose opening quote is at `index`; the bytes between the quotes.
-    mutating func string() throws(JSONShape.Problem) -> Range<Int> {
+    mutating func string() throws(JSONShape.ScanError) -> Range<Int> {
         index += 1
         let start = index
         while index < bytes.count {
@@ -24,7 +24,7 @@ extension JSONShape.Scanner {
     /// §7: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` or `\u` and four hex digits. A
     /// surrogate must come in a pair (§8.2 leaves a lone one unpredictable; I-JSON, RFC 7493
     /// §2.1, forbids it, and so does Foundation, which decodes the parameters).
-    mutating func escape() throws(JSONShape.Problem) {
+    mutating func escape() throws(JSONShape.ScanError) {
         index += 1
         switch current {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
@@ -46,7 +46,7 @@ extension JSONShape.Scanner {
     }
 
     /// The four hex digits after the `u` at `index`.
-    mutating func codeUnit() throws(JSONShape.Problem) -> UInt16 {
+    mutating func codeUnit() throws(JSONShape.ScanError) -> UInt16 {
         index += 1
         var unit: UInt16 = 0
         for _ in 0..<4 {
@@ -59,7 +59,7 @@ extension JSONShape.Scanner {
 
     /// §6: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and within a double's
     /// range (§6 lets an implementation limit it; I-JSON, RFC 7493 §2.2, and Foundation do).
-    mutating func number() throws(JSONShape.Problem) {
+    mutating func number() throws(JSONShape.ScanError) {
         let start = index
         try numberGrammar()
         // Only a long number or one with an exponent can leave a double's range.
@@ -69,7 +69,7 @@ extension JSONShape.Scanner {
         guard let number = Double(text), number.isFinite else { throw malformed("a number out of range") }
     }
 
-    mutating func numberGrammar() throws(JSONShape.Problem) {
+    mutating func numberGrammar() throws(JSONShape.ScanError) {
         if current == UInt8(ascii: "-") { index += 1 }
         if current == UInt8(ascii: "0") {
             index += 1
@@ -93,7 +93,7 @@ extension JSONShape.Scanner {
         return index - start
     }
 
-    mutating func literal(_ word: StaticString) throws(JSONShape.Problem) {
+    mutating func literal(_ word: StaticString) throws(JSONShape.ScanError) {
         let length = word.utf8CodeUnitCount
         guard index + length <= bytes.count,
             word.withUTF8Buffer({ $0.elementsEqual(bytes[index..<(index + length)]) })

@@ -11,7 +11,7 @@
 /// refuse than a flat one of the same length.
 package enum JSONShape {
     /// Why a message's shape is refused.
-    package enum Problem: Error, Equatable {
+    package enum ScanError: Error, Equatable {
         /// Arrays and objects nest deeper than `limit`.
         case tooDeep(limit: Int)
         /// An object names `key` more than once.
@@ -46,7 +46,7 @@ package enum JSONShape {
     /// them that is an object, that object's members too (a call's parameters, so that one is
     /// read without a second pass); nil when the bytes are JSON but not an object.
     package static func scan(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, keepingMembersOf inner: [UInt8]? = nil)
-        throws(Problem) -> Document?
+        throws(ScanError) -> Document?
     {
         // Structure is ASCII; only strings may hold other bytes, and all of them must be UTF-8
         // (§8.1). Checked once for the whole message, and only when a byte is not ASCII.
@@ -83,10 +83,10 @@ package enum JSONShape {
         /// The byte at `index`, or NUL past the end (NUL never starts or continues a token).
         var current: UInt8 { index < bytes.count ? bytes[index] : 0 }
 
-        func malformed(_ what: String) -> Problem { .malformed(what, offset: index) }
+        func malformed(_ what: String) -> ScanError { .malformed(what, offset: index) }
 
         /// §2: one value with optional whitespace around it, and nothing else.
-        mutating func document() throws(Problem) -> [Member]? {
+        mutating func document() throws(ScanError) -> [Member]? {
             skipWhitespace()
             let isObject = current == UInt8(ascii: "{")
             try value(depth: 0)
@@ -95,7 +95,7 @@ package enum JSONShape {
             return isObject ? topLevel : nil
         }
 
-        private mutating func value(depth: Int) throws(Problem) {
+        private mutating func value(depth: Int) throws(ScanError) {
             skipWhitespace()
             switch current {
             case UInt8(ascii: "{"): try object(depth: depth + 1)
@@ -111,7 +111,7 @@ package enum JSONShape {
 
         /// §4. The members of the top-level object (depth 1) are kept with their values' bytes,
         /// and those of the object that is its member `innerKey` (depth 2, inside that value).
-        private mutating func object(depth: Int) throws(Problem) {
+        private mutating func object(depth: Int) throws(ScanError) {
             guard depth <= depthLimit else { throw .tooDeep(limit: depthLimit) }
             index += 1
             let isInner = depth == 2 && inInnerValue
@@ -159,7 +159,7 @@ package enum JSONShape {
         }
 
         /// §5.
-        private mutating func array(depth: Int) throws(Problem) {
+        private mutating func array(depth: Int) throws(ScanError) {
             guard depth <= depthLimit else { throw .tooDeep(limit: depthLimit) }
             index += 1
             skipWhitespace()
@@ -182,7 +182,7 @@ package enum JSONShape {
 
         /// The key whose text (between its quotes) is at `range`, which must be ASCII once
         /// unescaped. Keys without escapes, nearly all of them, are not copied.
-        private static func key(at range: Range<Int>, in bytes: UnsafeRawBufferPointer) throws(Problem) -> Key {
+        private static func key(at range: Range<Int>, in bytes: UnsafeRawBufferPointer) throws(ScanError) -> Key {
             let raw = bytes[range]
             guard raw.contains(UInt8(ascii: "\\")) else {
                 guard raw.allSatisfy({ $0 < 0x80 }) else { throw .keyNotASCII }
@@ -195,7 +195,7 @@ package enum JSONShape {
         /// Adds `key` to the keys of the object whose keys begin at `first`, or throws if it
         /// named it already. A handful are compared in place (a call has a few); past
         /// `fewKeys` they go into a set, so a hostile object of 100,000 keys stays linear.
-        private mutating func remember(_ key: Key, keysFrom first: Int, many: inout Set<[UInt8]>?) throws(Problem) {
+        private mutating func remember(_ key: Key, keysFrom first: Int, many: inout Set<[UInt8]>?) throws(ScanError) {
             if many == nil {
                 let bytes = bytes
                 for known in keys[first...] where known.withText(in: bytes, { key.reads($0, in: bytes) }) {
@@ -215,7 +215,7 @@ package enum JSONShape {
             key.withText(in: bytes) { Array($0) }
         }
 
-        private static func duplicate(_ key: Key, in bytes: UnsafeRawBufferPointer) -> Problem {
+        private static func duplicate(_ key: Key, in bytes: UnsafeRawBufferPointer) -> ScanError {
             .duplicateKey(String(decoding: text(of: key, in: bytes).prefix(64), as: UTF8.self))
         }
     }

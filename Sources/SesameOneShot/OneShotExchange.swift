@@ -11,7 +11,7 @@ public enum OneShotExchange {
         _ frame: [UInt8],
         unixSocketPath path: String,
         maximumMessageSize: Int = 16 << 20
-    ) throws(OneShotFailure) -> [UInt8] {
+    ) throws(OneShotError) -> [UInt8] {
         let descriptor: CInt
         do {
             descriptor = try QueuedConnect.connectWaiting(unixSocketPath: path)
@@ -26,7 +26,7 @@ public enum OneShotExchange {
     /// Writes all of `frame`, retrying after signals and short writes. MSG_NOSIGNAL: a program
     /// making one call starts no event loop, so nothing set SIGPIPE aside, and a peer that has
     /// closed (a share that ended) would end the program without a word instead of failing the call.
-    public static func send(_ frame: [UInt8], to descriptor: CInt) throws(OneShotFailure) {
+    public static func send(_ frame: [UInt8], to descriptor: CInt) throws(OneShotError) {
         var offset = 0
         while offset < frame.count {
             let written = frame.withUnsafeBytes { bytes in
@@ -44,7 +44,7 @@ public enum OneShotExchange {
     /// Reads up to the NUL that ends the first reply, and returns the reply without it; refuses
     /// to hold more than `limit` bytes of it, so a peer cannot make the program allocate without bound.
     /// (The same cut as VarlinkFrameDecoder's, which works on NIO's buffers, not linked here.)
-    private static func receive(from descriptor: CInt, limit: Int) throws(OneShotFailure) -> [UInt8] {
+    private static func receive(from descriptor: CInt, limit: Int) throws(OneShotError) -> [UInt8] {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -62,9 +62,9 @@ public enum OneShotExchange {
 }
 
 /// Why a one-shot call got no reply.
-public enum OneShotFailure: Error, Sendable, Equatable {
+public enum OneShotError: Error, Sendable, Equatable {
     /// The connect failed (EAGAIN: the listen queue stayed full for `QueuedConnect.busyPatience`).
-    case cannotConnect(ConnectFailure)
+    case cannotConnect(ConnectError)
     /// The peer closed before the whole reply came.
     case connectionClosed
     /// The reply went on past `limit` bytes without its NUL.

@@ -20,22 +20,22 @@ public enum QueuedConnect {
     public static func connectWaiting(
         unixSocketPath path: String,
         patience: Duration = busyPatience
-    ) throws(ConnectFailure) -> CInt {
+    ) throws(ConnectError) -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let pathBytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else { throw ConnectFailure(code: ENAMETOOLONG, step: "connect") }
+        guard pathBytes.count < capacity else { throw ConnectError(code: ENAMETOOLONG, step: "connect") }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
 
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ConnectFailure(code: errno, step: "socket") }
+        guard descriptor >= 0 else { throw ConnectError(code: errno, step: "socket") }
         var timeout = timeval(patience)
         guard setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0
         else {
             let code = errno
             close(descriptor)
-            throw ConnectFailure(code: code, step: "setsockopt")
+            throw ConnectError(code: code, step: "setsockopt")
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -47,14 +47,14 @@ public enum QueuedConnect {
             // retried, because a second connect on the same socket would fail with EALREADY.
             let code = errno
             close(descriptor)
-            throw ConnectFailure(code: code == EINTR ? EAGAIN : code, step: "connect")
+            throw ConnectError(code: code == EINTR ? EAGAIN : code, step: "connect")
         }
         return descriptor
     }
 }
 
 /// A connect that failed: the system call that failed and its errno.
-public struct ConnectFailure: Error, Sendable, Equatable {
+public struct ConnectError: Error, Sendable, Equatable {
     /// The errno the call failed with.
     public var code: CInt
     /// The system call that failed (`socket`, `setsockopt`, `connect`).

@@ -13,7 +13,7 @@ extension GenericOIDCProvider {
     static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
 
     public func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
-        async throws(NarrowingFailure) -> TokenSet
+        async throws(NarrowingError) -> TokenSet
     {
         do throws(ProviderError) {
             guard discovery.discovers else {
@@ -86,7 +86,7 @@ struct ExchangeResponse: Decodable, CustomStringConvertible {
 extension ProviderError {
     /// What a failed exchange means for the caller: the provider cannot exchange at all, it
     /// refused this one, or it failed.
-    var narrowingFailure: NarrowingFailure {
+    var narrowingFailure: NarrowingError {
         switch self {
         case .unsupported(let what): .unsupported(reason: "the provider does not support \(what)")
         case .misconfigured(let reason), .untrustedCertificate(let reason): .failed(reason: reason)

@@ -97,7 +97,7 @@ extension GenericOIDCProvider {
 
     // MARK: Refresh (RFC 6749 §6)
 
-    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {
@@ -123,7 +123,7 @@ extension GenericOIDCProvider {
 
     /// The tokens a refresh answer carries, once its ID token, if any, checks out (OpenID
     /// Connect Core §12.2). A refresh token the answer leaves out stays the old one (RFC 6749 §6).
-    func refreshed(_ body: TokenResponse, account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    func refreshed(_ body: TokenResponse, account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         let refreshToken = tokens.refreshToken
         var fresh = body.tokenSet(now: http.clock.now, requestedScopes: tokens.scopes)
         guard let idToken = body.idToken else { return fresh }
@@ -168,7 +168,7 @@ struct UserinfoClaims: Decodable {
 
 extension ProviderError {
     /// What a failed refresh means for the session, in one place.
-    var refreshFailure: RefreshFailure {
+    var refreshFailure: RefreshError {
         switch self {
         case .transient(let reason, let retryAfter): .transient(reason: reason, retryAfter: retryAfter)
         case .rejected(let error, _, let code):

@@ -97,7 +97,7 @@ public final class GoogleProvider: OIDCBasedAdapter {
     /// explained: "Token has been expired or revoked." stands for each cause Google documents
     /// ("Using OAuth 2.0 to Access Google APIs", "Refresh token expiration"), which the answer
     /// does not tell apart, so the person is told them all.
-    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {

@@ -103,7 +103,7 @@ public final class NaverProvider: OIDCBasedAdapter {
     }
 
     /// "접근 토큰 갱신 요청": a new access token; the refresh token stays the same.
-    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         guard let refreshToken = tokens.refreshToken else { throw .unavailable }
         let body: TokenResponse
         do throws(ProviderError) {

@@ -43,7 +43,7 @@ extension OIDCBasedAdapter {
         try await base.redeemCode(handover)
     }
 
-    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         try await base.refresh(account, tokens: tokens)
     }
 

@@ -10,7 +10,7 @@ import SystemPackage
 /// retrying reads interrupted by a signal (EINTR): the one read loop of the daemon.
 public enum FileReader {
     /// Why a file could not be read.
-    public enum Failure: Error, Sendable, Equatable {
+    public enum ReadError: Error, Sendable, Equatable {
         /// A system call failed.
         case system(operation: String, errno: Int32)
         /// The file is longer than the caller accepts.
@@ -18,14 +18,14 @@ public enum FileReader {
     }
 
     /// The file's bytes, or nil when it does not exist; more than `limit` bytes is `tooLarge`.
-    public static func contents(of path: String, limit: Int = .max) throws(Failure) -> [UInt8]? {
+    public static func contents(of path: String, limit: Int = .max) throws(ReadError) -> [UInt8]? {
         try contentsAndStatus(of: path, limit: limit)?.bytes
     }
 
     /// The file's bytes and the status of the very file read (`fstat` of the open descriptor),
     /// so that what a caller checks (owner, mode) is what it got, not what the path names a
     /// moment later; nil when the file does not exist.
-    public static func contentsAndStatus(of path: String, limit: Int = .max) throws(Failure)
+    public static func contentsAndStatus(of path: String, limit: Int = .max) throws(ReadError)
         -> (bytes: [UInt8], status: stat)?
     {
         let descriptor: FileDescriptor
@@ -44,11 +44,11 @@ public enum FileReader {
     }
 
     /// Everything left to read from an open file.
-    static func contents(of descriptor: FileDescriptor) throws(Failure) -> [UInt8] {
+    static func contents(of descriptor: FileDescriptor) throws(ReadError) -> [UInt8] {
         try read(descriptor, limit: .max)
     }
 
-    private static func read(_ descriptor: FileDescriptor, limit: Int) throws(Failure) -> [UInt8] {
+    private static func read(_ descriptor: FileDescriptor, limit: Int) throws(ReadError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {

@@ -28,7 +28,7 @@ struct DockerCredentialSesame {
             case "list": try list()
             case "store": try await store(readInput())
             case "version": write("docker-credential-sesame (Sesame)\n")
-            default: throw HelperFailure("unknown action '\(action.prefix(32))'; use get, list, erase or store")
+            default: throw HelperError("unknown action '\(action.prefix(32))'; use get, list, erase or store")
             }
         } catch {
             // The helpers' protocol: the error's text on stdout, and a failing exit status.
@@ -54,7 +54,7 @@ struct DockerCredentialSesame {
     }
 
     private static func account(for server: String) throws -> String {
-        guard let account = try mappedAccount(for: server) else { throw HelperFailure(notFound) }
+        guard let account = try mappedAccount(for: server) else { throw HelperError(notFound) }
         return account
     }
 
@@ -79,11 +79,11 @@ struct DockerCredentialSesame {
     private static func store(_ input: Data) async throws {
         guard let object = (try? JSONSerialization.jsonObject(with: input)) as? [String: Any],
             let server = object["ServerURL"] as? String, let secret = object["Secret"] as? String
-        else { throw HelperFailure("docker's credentials are not a JSON object with ServerURL and Secret") }
+        else { throw HelperError("docker's credentials are not a JSON object with ServerURL and Secret") }
         let session = HelperSession(socket: nil)
         if let account = try mappedAccount(for: server) {
             guard try await session.token(for: account).accessToken != secret else { return }
-            throw HelperFailure(
+            throw HelperError(
                 "docker-credential-sesame stores no passwords: \(server) gets the token of \(account) "
                     + "(\(CredentialHosts.path())); run `docker login \(server)` without a password, "
                     + "or pipe `sesamectl token \(account)` to `docker login -u oauth2 --password-stdin \(server)`"
@@ -91,7 +91,7 @@ struct DockerCredentialSesame {
         }
         // The account whose token this is, when sesamed can say; else a placeholder to fill in.
         let account = ((try? await session.account(holding: secret)) ?? nil) ?? "ACCOUNT"
-        throw HelperFailure(
+        throw HelperError(
             "docker-credential-sesame stores no passwords, and \(server) is not mapped to an account; "
                 + "add this line under [hosts] in \(CredentialHosts.path()): "
                 + "\"\(mapKey(for: server))\" = \"\(account)\""

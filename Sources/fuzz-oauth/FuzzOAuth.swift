@@ -105,7 +105,7 @@ func fuzzOAuth(_ buffer: UnsafeRawBufferPointer) {
         do {
             try await run(operation, on: provider, clock: clock)
         } catch {
-            let started = (error as? StartFailed).map { $0.error }
+            let started = (error as? StartError).map { $0.error }
             let shown = "\(started ?? error) \(String(reflecting: started ?? error))"
             let carried = started == nil ? Secret.carried(by: operation) : Secret.carried(by: 0)
             for secret in carried where shown.contains(secret) {
@@ -117,7 +117,7 @@ func fuzzOAuth(_ buffer: UnsafeRawBufferPointer) {
 }
 
 /// An authorization-code login failed before the code was sent.
-private struct StartFailed: Error {
+private struct StartError: Error {
     let error: any Error
 }
 
@@ -143,7 +143,7 @@ private func run(_ operation: Int, on provider: any ProviderAdapter, clock: Inst
                 scopes: ["openid"]
             )
         } catch {
-            throw StartFailed(error: error)
+            throw StartError(error: error)
         }
         _ = try await provider.finishAuthorizationCodeLogin(request, code: Secret.code)
     case 2:

@@ -17,7 +17,7 @@ final class FuzzTransport: HTTPTransport {
     /// Requests that found no answer left.
     private let unanswered = Mutex(0)
 
-    struct Unreachable: Error {}
+    struct UnreachableError: Error {}
 
     init(_ input: inout FuzzInput) {
         var parts: [[UInt8]] = []
@@ -36,7 +36,7 @@ final class FuzzTransport: HTTPTransport {
                 return count - 1
             }
             if earlier > 0 { withUnsafeCurrentTask { $0?.cancel() } }
-            throw Unreachable()
+            throw UnreachableError()
         }
         var input = FuzzInput(part)
         let status = Self.statuses[input.choice(Self.statuses.count)]

@@ -45,7 +45,7 @@ enum SesameExample {
             request.setValue("Bearer \(token.accessToken)", forHTTPHeaderField: "Authorization")
             let (data, response) = try await URLSession.shared.data(for: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            try TokenRejected.check(status: status)
+            try TokenRejectedError.check(status: status)
             guard status == 200 else { throw URLError(.badServerResponse) }
             return data
         }

@@ -141,7 +141,7 @@ struct Remove: AsyncParsableCommand {
                 let current = try await client.account(account)
                 if current.state != .loggedOut {
                     guard force else {
-                        throw ExitFailure.message(
+                        throw ExitError.message(
                             "\(account) is \(current.state.rawValue), not logged out: `sesamectl logout \(account)` "
                                 + "first, or remove it with --force (which logs it out unless --no-revoke)."
                         )

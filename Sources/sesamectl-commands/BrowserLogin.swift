@@ -46,7 +46,7 @@ struct BrowserLogin {
             var said = error.forDisplay(limit: 100)
             if let description { said += " (\(description.forDisplay(limit: 300)))" }
             await redirect.answer(.refused(by: provider, error: error, description: description))
-            throw ExitFailure.message("the provider refused the login: \(said).")
+            throw ExitError.message("the provider refused the login: \(said).")
         case .code(let code):
             do {
                 let loggedIn = try await client.completeLogin(state: authorization.state, code: code)

@@ -59,7 +59,7 @@ struct Exec: AsyncParsableCommand {
         } catch let error as SesameError where error.needsLogin {
             let provider = try await options.withClient { try await $0.account(account) }.provider
             guard login else {
-                throw ExitFailure.needsLogin(account: account, provider: provider)
+                throw ExitError.needsLogin(account: account, provider: provider)
             }
             printError("\(account) needs a new login; logging in with \(provider).")
             let loginCommand = try Login.parse(loginArguments(provider: provider))

@@ -63,7 +63,7 @@ struct Import: AsyncParsableCommand {
             do {
                 response = try JSONDecoder().decode(OAuthTokenResponse.self, from: input)
             } catch {
-                throw ExitFailure.message("standard input is not an OAuth token response with an access_token.")
+                throw ExitError.message("standard input is not an OAuth token response with an access_token.")
             }
             let imported = try await options.withClient { client in
                 try await client.importTokens(
@@ -96,7 +96,7 @@ struct Import: AsyncParsableCommand {
             input = try StandardInput.read()
         } else {
             guard let data = FileManager.default.contents(atPath: source) else {
-                throw ExitFailure.message("cannot read \(source).")
+                throw ExitError.message("cannot read \(source).")
             }
             input = data
         }
@@ -117,7 +117,7 @@ struct Import: AsyncParsableCommand {
         let text = String(String(decoding: input, as: UTF8.self).trimmingWhitespace())
         if text.hasPrefix("{") {
             guard let fields = try? JSONDecoder().decode(HandoverFields.self, from: Data(text.utf8)) else {
-                throw ExitFailure.message("the JSON on standard input has no code (or is not JSON).")
+                throw ExitError.message("the JSON on standard input has no code (or is not JSON).")
             }
             return HandedOverCode(
                 code: fields.code,
@@ -128,7 +128,7 @@ struct Import: AsyncParsableCommand {
             )
         }
         guard !text.isEmpty, !text.contains(where: \.isWhitespace) else {
-            throw ExitFailure.message("standard input holds no authorization code.")
+            throw ExitError.message("standard input holds no authorization code.")
         }
         return HandedOverCode(code: text)
     }

@@ -135,7 +135,7 @@ struct Login: AsyncParsableCommand {
                 line?.set(trouble: trouble)
             case .authorization(let authorization):
                 guard let listener else {
-                    throw ExitFailure.message("sesamed started a browser login, which --device ruled out.")
+                    throw ExitError.message("sesamed started a browser login, which --device ruled out.")
                 }
                 let browser = BrowserLogin(client: client, provider: provider, screen: screen, openBrowser: !noBrowser)
                 return try await browser.run(authorization, listener, interrupt: interrupt)
@@ -143,7 +143,7 @@ struct Login: AsyncParsableCommand {
                 return loggedIn
             }
         }
-        throw ExitFailure.message("sesamed ended the login without an answer.")
+        throw ExitError.message("sesamed ended the login without an answer.")
     }
 
     /// The provider as sesamed has it configured, when it offers a login sesamectl can drive.
@@ -151,13 +151,13 @@ struct Login: AsyncParsableCommand {
         let configured = try await client.providers()
         guard let info = configured.first(where: { $0.name == provider }) else {
             let names = configured.map(\.name).joined(separator: ", ")
-            throw ExitFailure.message(
+            throw ExitError.message(
                 "no provider named \(provider) is configured"
                     + (names.isEmpty ? " (none are; add a file to providers.d)." : "; configured: \(names).")
             )
         }
         guard !info.flows.isEmpty else {
-            throw ExitFailure.message(info.loginUnavailable ?? "\(provider) offers no login flow sesamectl can drive.")
+            throw ExitError.message(info.loginUnavailable ?? "\(provider) offers no login flow sesamectl can drive.")
         }
         return info
     }

@@ -66,7 +66,7 @@ final class LoopbackListener: Sendable {
                 .bind(host: "127.0.0.1", port: Int(port)).get()
         } catch {
             let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
-            throw ExitFailure.message("cannot listen on 127.0.0.1\(port == 0 ? "" : ":\(port)"): \(reason)")
+            throw ExitError.message("cannot listen on 127.0.0.1\(port == 0 ? "" : ":\(port)"): \(reason)")
         }
         let bound = channel.localAddress?.port ?? Int(port)
         return LoopbackListener(
@@ -81,7 +81,7 @@ final class LoopbackListener: Sendable {
         guard let url = URLComponents(string: registered), let number = url.port,
             let port = UInt16(exactly: number), port != 0, url.host == "127.0.0.1"
         else {
-            throw ExitFailure.message("the provider's redirect_uri \(registered) is not http://127.0.0.1:PORT/PATH.")
+            throw ExitError.message("the provider's redirect_uri \(registered) is not http://127.0.0.1:PORT/PATH.")
         }
         return port
     }
@@ -104,7 +104,7 @@ final class LoopbackListener: Sendable {
             group.addTask { try await self.inbox.arrival() }
             group.addTask {
                 try await Task.sleep(for: Self.timeout)
-                throw ExitFailure.message(
+                throw ExitError.message(
                     "the browser did not come back within \(Self.timeout.components.seconds / 60) minutes."
                 )
             }

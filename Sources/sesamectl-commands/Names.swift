@@ -50,7 +50,7 @@ extension GlobalOptions {
         do {
             return try await withClient { try await $0.rename(account.id, to: name) }
         } catch SesameError.session(.invalidName(_, let reason)) {
-            throw ExitFailure.message(
+            throw ExitError.message(
                 "\(account.id) is logged in, but cannot be named '\(name.forDisplay(limit: 64))': \(reason); "
                     + "`sesamectl rename \(account.id) NAME` names it."
             )

@@ -58,7 +58,7 @@ struct Share: AsyncParsableCommand {
             )
             var iterator = updates.makeAsyncIterator()
             guard case .opened(let share)? = try await iterator.next() else {
-                throw ExitFailure.message("sesamed did not open the share")
+                throw ExitError.message("sesamed did not open the share")
             }
             let socket = try SharedSocket(preparing: path)
             // Before the socket exists, so no signal can leave it behind.

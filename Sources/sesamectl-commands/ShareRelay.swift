@@ -52,7 +52,7 @@ final class ShareRelay: Sendable {
         do {
             channel = try await bootstrap.bind(unixDomainSocketPath: socket.path).get()
         } catch {
-            throw ExitFailure.message("cannot listen at \(socket.path): \(Self.reason(error))")
+            throw ExitError.message("cannot listen at \(socket.path): \(Self.reason(error))")
         }
         socket.bound()
         let listener = ShareRelay(channel: channel)

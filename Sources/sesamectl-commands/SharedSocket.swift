@@ -19,16 +19,16 @@ final class SharedSocket: Sendable {
     init(preparing path: String) throws {
         // sockaddr_un's sun_path: 108 bytes with the terminating NUL.
         guard path.utf8.count <= 107 else {
-            throw ExitFailure.message("\(path) is too long for a Unix socket (at most 107 bytes).")
+            throw ExitError.message("\(path) is too long for a Unix socket (at most 107 bytes).")
         }
         do {
             try UnixSocketPath.prepare(path)
         } catch .alreadyInUse {
-            throw ExitFailure.message("something listens at \(path) already; choose another path.")
+            throw ExitError.message("something listens at \(path) already; choose another path.")
         } catch .notASocket {
-            throw ExitFailure.message("\(path) exists and is not a socket; choose another path.")
+            throw ExitError.message("\(path) exists and is not a socket; choose another path.")
         } catch {
-            throw ExitFailure.message("cannot use \(path): \(error)")
+            throw ExitError.message("cannot use \(path): \(error)")
         }
         self.path = path
     }
@@ -42,10 +42,10 @@ final class SharedSocket: Sendable {
     /// place, so that it is never open wider than asked, even for a moment.
     func setOwnership(mode: UInt16, group: gid_t?) throws {
         if let group, lchown(path, uid_t.max, group) != 0 {
-            throw ExitFailure.message("cannot give \(path) the group \(group): \(String(cString: strerror(errno)))")
+            throw ExitError.message("cannot give \(path) the group \(group): \(String(cString: strerror(errno)))")
         }
         guard fchmodat(AT_FDCWD, path, mode_t(mode), AT_SYMLINK_NOFOLLOW) == 0 else {
-            throw ExitFailure.message("cannot set the mode of \(path): \(String(cString: strerror(errno)))")
+            throw ExitError.message("cannot set the mode of \(path): \(String(cString: strerror(errno)))")
         }
     }
 
@@ -76,7 +76,7 @@ final class SharedSocket: Sendable {
     /// The gid of the group `name` (or a number).
     static func groupID(named name: String) throws -> gid_t {
         if let number = gid_t(name) { return number }
-        guard let entry = getgrnam(name) else { throw ExitFailure.message("no group named \(name).") }
+        guard let entry = getgrnam(name) else { throw ExitError.message("no group named \(name).") }
         return entry.pointee.gr_gid
     }
 }

@@ -21,11 +21,11 @@ enum StandardInput {
             if count == 0 { return data }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw ExitFailure.message("cannot read standard input: \(String(cString: strerror(errno))).")
+                throw ExitError.message("cannot read standard input: \(String(cString: strerror(errno))).")
             }
             data.append(contentsOf: buffer[..<count])
             guard data.count <= limit else {
-                throw ExitFailure.message(
+                throw ExitError.message(
                     "standard input holds more than \(limit) bytes: not a token response or code."
                 )
             }

@@ -67,7 +67,7 @@ struct Status: AsyncParsableCommand {
         let client: SesameClient
         do {
             client = try await options.connect()
-        } catch let failure as ExitFailure {
+        } catch let failure as ExitError {
             printError(failure.description)
             throw ExitCode(3)
         }

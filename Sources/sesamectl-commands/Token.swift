@@ -159,7 +159,7 @@ struct Token: AsyncParsableCommand {
             _ = try await client.refresh(account)
         } catch SesameError.session(.refreshFailed(_, let reason)) where expiry > Date() {
             // The token held is still good: say why no longer-lived one came, not "expired".
-            throw ExitFailure.message(
+            throw ExitError.message(
                 "no token of \(account) valid for \(minValid) s: \(reason); the current one is good until "
                     + "\(expiry.formatted(.iso8601)) (without --min-valid it is printed)."
             )
@@ -194,8 +194,8 @@ extension Token {
         if refused != current.accessToken { return current }
         guard try await client.reportRejected(account: account, accessToken: refused) else {
             let now = try await client.account(account)
-            if now.state == .needsLogin { throw ExitFailure.needsLogin(account: account, provider: now.provider) }
-            throw ExitFailure.noNewToken(account: account)
+            if now.state == .needsLogin { throw ExitError.needsLogin(account: account, provider: now.provider) }
+            throw ExitError.noNewToken(account: account)
         }
         return try await client.accessToken(for: account)
     }

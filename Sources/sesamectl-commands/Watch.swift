@@ -75,7 +75,7 @@ struct Watch: AsyncParsableCommand {
             } catch SesameError.disconnected {
                 // Falls through to the same message as a stream that ended without an error.
             }
-            throw ExitFailure.message("sesamed closed the connection.")
+            throw ExitError.message("sesamed closed the connection.")
         }
     }
 }

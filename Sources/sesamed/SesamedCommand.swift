@@ -82,7 +82,7 @@ struct SesamedCommand: AsyncParsableCommand {
         do {
             configuration = try load()
         } catch {
-            throw Failure("\(error)")
+            throw StartUpError("\(error)")
         }
 
         let journal = JournalLogHandler.isJournalConnected(environment: environment)
@@ -97,13 +97,13 @@ struct SesamedCommand: AsyncParsableCommand {
         do {
             try await Daemon(configuration: configuration, reread: load, logger: logger).run()
         } catch {
-            throw Failure("\(error)")
+            throw StartUpError("\(error)")
         }
     }
 }
 
 /// A start-up failure: one line on stderr and exit status 1, no stack trace.
-struct Failure: Error, CustomStringConvertible {
+struct StartUpError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

@@ -139,7 +139,7 @@ final class TokenDesk: Sendable {
             let seen = Mutex<[String]>([])
             let answer = try await client.authorized(account: "google-1") { token in
                 seen.withLock { $0.append(token.accessToken) }
-                try TokenRejected.check(status: token.accessToken == "AT-1" ? 401 : 200)
+                try TokenRejectedError.check(status: token.accessToken == "AT-1" ? 401 : 200)
                 return "called with \(token.accessToken)"
             }
             #expect(answer == "called with AT-2")
@@ -153,10 +153,10 @@ final class TokenDesk: Sendable {
         accounts.desk.allowRefreshes(5)
         try await withClient(accounts) { client in
             let calls = Mutex(0)
-            await #expect(throws: TokenRejected()) {
+            await #expect(throws: TokenRejectedError()) {
                 try await client.authorized(account: "google-1") { _ in
                     calls.withLock { $0 += 1 }
-                    throw TokenRejected()
+                    throw TokenRejectedError()
                 }
             }
             #expect(calls.withLock { $0 } == 2, "one call and exactly one retry")
@@ -169,7 +169,7 @@ final class TokenDesk: Sendable {
         accounts.desk.allowRefreshes(0)
         try await withClient(accounts) { client in
             await #expect {
-                try await client.authorized(account: "google-1") { _ in throw TokenRejected() }
+                try await client.authorized(account: "google-1") { _ in throw TokenRejectedError() }
             } throws: { error in
                 (error as? SesameError)?.needsLogin == true
             }

@@ -6,7 +6,7 @@ import Testing
 
 /// A refresher the tests script: it counts calls and answers with what the test queued.
 final class ScriptedRefresher: TokenRefresher {
-    private let state = Mutex<(calls: Int, outcome: Result<TokenSet, RefreshFailure>)>(
+    private let state = Mutex<(calls: Int, outcome: Result<TokenSet, RefreshError>)>(
         (0, .failure(.unavailable))
     )
     /// Resumed to let a refresh in flight finish, so tests can pile callers onto it first.
@@ -21,7 +21,7 @@ final class ScriptedRefresher: TokenRefresher {
 
     var calls: Int { state.withLock { $0.calls } }
 
-    func answer(_ outcome: Result<TokenSet, RefreshFailure>) {
+    func answer(_ outcome: Result<TokenSet, RefreshError>) {
         state.withLock { $0.outcome = outcome }
     }
 
@@ -29,7 +29,7 @@ final class ScriptedRefresher: TokenRefresher {
         gateContinuation.yield()
     }
 
-    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         let outcome = state.withLock { state in
             state.calls += 1
             return state.outcome
@@ -40,18 +40,18 @@ final class ScriptedRefresher: TokenRefresher {
         return try outcome.get()
     }
 
-    private let revocations = Mutex<(revoked: [TokenSet], failure: RevocationFailure?)>(([], nil))
+    private let revocations = Mutex<(revoked: [TokenSet], failure: RevocationError?)>(([], nil))
 
     /// The grants revoked so far.
     var revoked: [TokenSet] { revocations.withLock { $0.revoked } }
 
     /// Makes the next revocations fail with `failure`, or succeed with nil.
-    func failRevocations(with failure: RevocationFailure?) {
+    func failRevocations(with failure: RevocationError?) {
         revocations.withLock { $0.failure = failure }
     }
 
-    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
-        let failure = revocations.withLock { state -> RevocationFailure? in
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationError) {
+        let failure = revocations.withLock { state -> RevocationError? in
             if state.failure == nil { state.revoked.append(grant) }
             return state.failure
         }
@@ -59,7 +59,7 @@ final class ScriptedRefresher: TokenRefresher {
     }
 
     private let exchangeState = Mutex<
-        (asked: [(subject: String, narrowing: TokenNarrowing)], outcome: Result<TokenSet, NarrowingFailure>)
+        (asked: [(subject: String, narrowing: TokenNarrowing)], outcome: Result<TokenSet, NarrowingError>)
     >(
         ([], .failure(.unsupported(reason: "none scripted")))
     )
@@ -67,12 +67,12 @@ final class ScriptedRefresher: TokenRefresher {
     /// The exchanges asked for: the access token given and what was asked.
     var exchanges: [(subject: String, narrowing: TokenNarrowing)] { exchangeState.withLock { $0.asked } }
 
-    func answerExchange(_ outcome: Result<TokenSet, NarrowingFailure>) {
+    func answerExchange(_ outcome: Result<TokenSet, NarrowingError>) {
         exchangeState.withLock { $0.outcome = outcome }
     }
 
     func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
-        async throws(NarrowingFailure) -> TokenSet
+        async throws(NarrowingError) -> TokenSet
     {
         let outcome = exchangeState.withLock { state in
             state.asked.append((accessToken, narrowing))
@@ -97,18 +97,18 @@ final class FlakyPersistence: SessionPersistence {
 
     var saved: SessionSnapshot? { state.withLock { $0.saved } }
 
-    struct DiskFull: Error {}
+    struct DiskFullError: Error {}
 
     func save(_ snapshot: SessionSnapshot) throws {
         try state.withLock { state in
-            if state.failing { throw DiskFull() }
+            if state.failing { throw DiskFullError() }
             state.saved = snapshot
         }
     }
 
     func save(_ snapshot: SessionSnapshot, changes: [String: StoredAccount?]) throws {
         try state.withLock { state in
-            if state.failing { throw DiskFull() }
+            if state.failing { throw DiskFullError() }
             guard let saved = state.saved else {
                 state.saved = snapshot
                 return

@@ -50,7 +50,7 @@ private func registry(queueLimit: Int = 64, historyLimit: Int = 16, before: UInt
         }
         #expect(received == Array(1...100))
         #expect(registry.subscriberCount == 1)
-        await #expect(throws: SubscriberLagged(queueLimit: 8)) { try await stalled.next() }
+        await #expect(throws: SubscriberLaggedError(queueLimit: 8)) { try await stalled.next() }
     }
 
     @Test func filtersByAccountAndKind() async throws {
@@ -209,7 +209,7 @@ private final class CollectingSink: EventSink, Sendable {
 
         let lagging = registry.subscribe(filter: EventFilter(), since: nil, current: 3).0
         for sequence in 4...9 as ClosedRange<UInt64> { registry.publish(event(sequence)) }
-        #expect(throws: SubscriberLagged(queueLimit: 4)) { try lagging.attach(CollectingSink()) }
+        #expect(throws: SubscriberLaggedError(queueLimit: 4)) { try lagging.attach(CollectingSink()) }
         let cancelled = registry.subscribe(filter: EventFilter(), since: nil, current: 9).0
         cancelled.cancel()
         #expect(try cancelled.attach(CollectingSink()) == false)

@@ -129,13 +129,13 @@ import Testing
 
     @Test(arguments: [
         (
-            NarrowingFailure.unsupported(reason: "no exchange"),
+            NarrowingError.unsupported(reason: "no exchange"),
             SessionError.narrowingUnsupported(account: "", reason: "no exchange")
         ),
         (.refused(reason: "invalid_target"), .narrowingRefused(account: "", reason: "invalid_target")),
         (.failed(reason: "HTTP 503"), .refreshFailed(account: "", reason: "HTTP 503")),
     ])
-    func failuresAreTheCallersNamedErrorsAndNothingIsKept(_ failure: NarrowingFailure, _ expected: SessionError)
+    func failuresAreTheCallersNamedErrorsAndNothingIsKept(_ failure: NarrowingError, _ expected: SessionError)
         async throws
     {
         let fixture = EngineFixture()

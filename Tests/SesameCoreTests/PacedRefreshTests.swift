@@ -3,7 +3,7 @@ import SesameCore
 import SesameCoreTesting
 import Testing
 
-/// A refresh the provider's own rules do not allow yet (`RefreshFailure.paced`) changes nothing
+/// A refresh the provider's own rules do not allow yet (`RefreshError.paced`) changes nothing
 /// about the session: a token that is still valid is handed out, the planned refresh waits until
 /// it is allowed, and subscribers hear of it as of a refresh that did not happen (`refreshFailed`
 /// with the rule). A token that expires meanwhile is refused with the rule, not as "expired".

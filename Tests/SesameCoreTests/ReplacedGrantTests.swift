@@ -41,7 +41,7 @@ import Testing
     @Test func aRevocationThatFailsIsKeptInTheStoreAndTriedAgainAfterTheBackoff() async throws {
         let fixture = EngineFixture()
         _ = try await fixture.importAccount()
-        fixture.refresher.failRevocations(with: RevocationFailure(reason: "HTTP 503", isFinal: false))
+        fixture.refresher.failRevocations(with: RevocationError(reason: "HTTP 503", isFinal: false))
         let outcome = try await relogin(fixture, refresh: "RT-2", access: "AT-2")
         #expect(outcome.replacedGrant == ReplacedGrantRevocation(confirmed: false, reason: "HTTP 503", retrying: true))
         let kept = try #require(fixture.persistence.saved?.accounts.first?.replacedGrants)
@@ -61,7 +61,7 @@ import Testing
     @Test func aKeptGrantHandedInAgainIsNotRevoked() async throws {
         let fixture = EngineFixture()
         _ = try await fixture.importAccount()
-        fixture.refresher.failRevocations(with: RevocationFailure(reason: "HTTP 503", isFinal: false))
+        fixture.refresher.failRevocations(with: RevocationError(reason: "HTTP 503", isFinal: false))
         _ = try await relogin(fixture, refresh: "RT-2", access: "AT-2")
         fixture.refresher.failRevocations(with: nil)
         let again = try await relogin(fixture, refresh: "RT-1", access: "AT-3")
@@ -75,7 +75,7 @@ import Testing
     @Test func aGrantThatCannotBeRevokedIsDroppedAndSaid() async throws {
         let fixture = EngineFixture()
         _ = try await fixture.importAccount()
-        fixture.refresher.failRevocations(with: RevocationFailure(reason: "ends every grant", isFinal: true))
+        fixture.refresher.failRevocations(with: RevocationError(reason: "ends every grant", isFinal: true))
         let outcome = try await relogin(fixture, refresh: "RT-2", access: "AT-2")
         #expect(outcome.replacedGrant == ReplacedGrantRevocation(confirmed: false, reason: "ends every grant"))
         #expect(fixture.persistence.saved?.accounts.first?.replacedGrants == nil)

@@ -189,7 +189,7 @@ import Testing
         // Logging out twice is not a transition the state machine allows.
         await #expect(
             throws: SessionError.illegalTransition(
-                IllegalTransition(account: account.id, from: .loggedOut, to: .loggedOut)
+                IllegalTransitionError(account: account.id, from: .loggedOut, to: .loggedOut)
             )
         ) {
             try await fixture.engine.logout(account.id)

@@ -17,7 +17,7 @@ import Testing
 
     /// A fixture whose provider answers every refresh with trouble that may pass.
     private static func providerDown() -> HandlerFixture {
-        let down = RefreshFailure.transient(reason: "HTTP 503", retryAfter: .seconds(60))
+        let down = RefreshError.transient(reason: "HTTP 503", retryAfter: .seconds(60))
         return HandlerFixture(provider: ScriptedProvider(script: .init(refresh: .failure(down))))
     }
 

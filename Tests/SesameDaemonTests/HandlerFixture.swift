@@ -98,7 +98,7 @@ struct HandlerFixture {
 /// A store in memory that can be made to refuse every save, as a full or read-only disk does.
 final class SwitchableStore: SessionPersistence {
     /// What a refused save throws.
-    struct Refused: Error {}
+    struct RefusedError: Error {}
 
     private let saved = Mutex((snapshot: SessionSnapshot(), failing: false))
     private let nextHold = Mutex<SaveHold?>(nil)
@@ -125,7 +125,7 @@ final class SwitchableStore: SessionPersistence {
             return hold
         }?.hold()
         try saved.withLock { state in
-            guard !state.failing else { throw Refused() }
+            guard !state.failing else { throw RefusedError() }
             state.snapshot = snapshot
         }
     }

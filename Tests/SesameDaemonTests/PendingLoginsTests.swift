@@ -31,7 +31,7 @@ private struct SilentProvider: ProviderAdapter {
     func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck {
         .cannotCheck("test")
     }
-    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet { tokens }
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet { tokens }
 }
 
 /// Authorization-code logins waiting for their redirect.

@@ -9,7 +9,7 @@ import Synchronization
 final class ScriptedProvider: ProviderAdapter {
     struct Script {
         var login: Result<ProviderLogin, ProviderError> = .success(ScriptedProvider.login(subject: "alice"))
-        var refresh: Result<TokenSet, RefreshFailure> = .success(ScriptedProvider.tokens("AT-2", refresh: "RT-2"))
+        var refresh: Result<TokenSet, RefreshError> = .success(ScriptedProvider.tokens("AT-2", refresh: "RT-2"))
         var revoke: Result<Void, ProviderError> = .success(())
         var check: Result<AccessTokenCheck, ProviderError> = .success(.accepted)
         var flows: [ProviderConfiguration.Flow] = ProviderConfiguration.Flow.allCases
@@ -102,7 +102,7 @@ final class ScriptedProvider: ProviderAdapter {
         try script.withLock { $0.check }.get()
     }
 
-    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         refreshes.withLock { $0 += 1 }
         return try script.withLock { $0.refresh }.get()
     }

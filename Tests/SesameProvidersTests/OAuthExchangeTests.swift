@@ -85,7 +85,7 @@ import Testing
             Self.token,
             Reply.json(.badRequest, ["error": "invalid_grant", "error_description": "REFRESH-SECRET was revoked"])
         )
-        await #expect(throws: RefreshFailure.needsLogin(reason: "the provider refused the refresh (invalid_grant)")) {
+        await #expect(throws: RefreshError.needsLogin(reason: "the provider refused the refresh (invalid_grant)")) {
             try await provider().refresh(account, tokens: tokens)
         }
     }
@@ -94,7 +94,7 @@ import Testing
     /// may name it in its answer: neither reaches the reason a person and the log are given.
     @Test func aRefusedRefreshNeverQuotesTheAccessTokenItDidNotCarry() async throws {
         transport.on(Self.token, Reply.json(.badRequest, ["error": "revoked ACCESS-1 first"]))
-        do throws(RefreshFailure) {
+        do throws(RefreshError) {
             _ = try await provider().refresh(account, tokens: tokens)
             Issue.record("the refused refresh was accepted")
         } catch {
@@ -119,7 +119,7 @@ import Testing
             Reply.json(.unauthorized, ["error": "invalid_grant REFRESH-SECRET"])
         )
         let provider = GenericOIDCProvider(configuration: configuration, transport: transport, clock: clock)
-        await #expect(throws: RefreshFailure.invalidResponse(reason: "the discovery document answered HTTP 401")) {
+        await #expect(throws: RefreshError.invalidResponse(reason: "the discovery document answered HTTP 401")) {
             try await provider.refresh(account, tokens: tokens)
         }
     }
@@ -146,10 +146,10 @@ import Testing
             Reply.text(.serviceUnavailable, "<html>down</html>", headers: ["Retry-After": "120"]),
             Reply.text(.tooManyRequests, "slow down")
         )
-        await #expect(throws: RefreshFailure.transient(reason: "HTTP 503", retryAfter: .seconds(120))) {
+        await #expect(throws: RefreshError.transient(reason: "HTTP 503", retryAfter: .seconds(120))) {
             try await provider().refresh(account, tokens: tokens)
         }
-        await #expect(throws: RefreshFailure.transient(reason: "HTTP 429", retryAfter: .seconds(30))) {
+        await #expect(throws: RefreshError.transient(reason: "HTTP 429", retryAfter: .seconds(30))) {
             try await provider().refresh(account, tokens: tokens)
         }
     }
@@ -163,7 +163,7 @@ import Testing
     ])
     func garbageIsAnInvalidAnswerNotALostSession(answer: @escaping ScriptedTransport.Answer, reason: String) async {
         transport.on(Self.token, answer)
-        await #expect(throws: RefreshFailure.invalidResponse(reason: reason)) {
+        await #expect(throws: RefreshError.invalidResponse(reason: reason)) {
             try await provider().refresh(account, tokens: tokens)
         }
     }
@@ -174,11 +174,11 @@ import Testing
             Reply.failure(HTTPClientError.readTimeout),
             Reply.failure(HTTPClientError.remoteConnectionClosed)
         )
-        await #expect(throws: RefreshFailure.transient(reason: "timed out after 120 s", retryAfter: .seconds(5))) {
+        await #expect(throws: RefreshError.transient(reason: "timed out after 120 s", retryAfter: .seconds(5))) {
             try await provider().refresh(account, tokens: tokens)
         }
         await #expect(
-            throws: RefreshFailure.transient(
+            throws: RefreshError.transient(
                 reason: "cannot reach the provider (HTTPClientError)",
                 retryAfter: .seconds(5)
             )
@@ -190,7 +190,7 @@ import Testing
     @Test func refusedClientCredentialsAreAConfigurationProblemWhateverTheStatus() async throws {
         // RFC 6749 §5.2; Naver sends its errors with HTTP 200.
         transport.on(Self.token, Reply.json(.ok, ["error": "invalid_client"]))
-        do throws(RefreshFailure) {
+        do throws(RefreshError) {
             _ = try await provider().refresh(account, tokens: tokens)
             Issue.record("invalid_client was taken as tokens")
         } catch {

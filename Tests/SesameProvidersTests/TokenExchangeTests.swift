@@ -64,7 +64,7 @@ import Testing
         await #expect {
             try await provider.exchange(account, accessToken: "ACCESS-1", for: TokenNarrowing(audience: "api"))
         } throws: { error in
-            guard case .unsupported(let reason) = error as? NarrowingFailure else { return false }
+            guard case .unsupported(let reason) = error as? NarrowingError else { return false }
             return reason.contains("token exchange")
         }
         #expect(!transport.requests.contains { $0.url == Self.token })
@@ -82,7 +82,7 @@ import Testing
             try await provider.exchange(account, accessToken: "ACCESS-1", for: TokenNarrowing(audience: "api"))
         } throws: { thrown in
             let said = "\(thrown)"
-            guard !said.contains("ACCESS-1"), let failure = thrown as? NarrowingFailure else { return false }
+            guard !said.contains("ACCESS-1"), let failure = thrown as? NarrowingError else { return false }
             switch failure {
             case .refused: return kind == "refused"
             case .unsupported: return kind == "unsupported"
@@ -110,7 +110,7 @@ import Testing
         await #expect {
             try await provider.exchange(account, accessToken: "ACCESS-1", for: TokenNarrowing(scopes: ["profile"]))
         } throws: { error in
-            guard case .failed(let reason) = error as? NarrowingFailure else { return false }
+            guard case .failed(let reason) = error as? NarrowingError else { return false }
             return reason.contains("not acceptable")
         }
     }
@@ -125,7 +125,7 @@ import Testing
         let kakao = ProviderFactory.adapter(for: configuration, transport: transport)
         var account = account
         account.provider = "kakao"
-        await #expect(throws: NarrowingFailure.unsupported(reason: "kakao offers no token exchange (RFC 8693)")) {
+        await #expect(throws: NarrowingError.unsupported(reason: "kakao offers no token exchange (RFC 8693)")) {
             try await kakao.exchange(account, accessToken: "ACCESS-1", for: TokenNarrowing(scopes: ["profile"]))
         }
         #expect(transport.requests.isEmpty)

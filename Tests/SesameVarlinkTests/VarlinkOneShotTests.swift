@@ -22,7 +22,7 @@ import Testing
             do {
                 try OneShotExchange.send(Array("{}\0".utf8), to: pair[0])
                 exit(3)
-            } catch OneShotFailure.connectionClosed {
+            } catch OneShotError.connectionClosed {
                 exit(0)
             } catch {
                 exit(4)

@@ -37,7 +37,7 @@ public enum SessionState: String, Sendable, Codable, Hashable, CaseIterable {
 }
 
 /// A state change the state machine does not allow; nothing was changed.
-public struct IllegalTransition: Error, Sendable, Hashable, CustomStringConvertible {
+public struct IllegalTransitionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The account the change was asked for.
     public var account: String
     /// The state the account was in.

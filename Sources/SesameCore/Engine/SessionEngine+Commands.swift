@@ -173,7 +173,7 @@ extension SessionEngine {
         }
         guard let held = accounts[id] else { throw .noSuchAccount(id) }
         guard held.account.state.allows(.loggedOut) else {
-            throw .illegalTransition(IllegalTransition(account: id, from: held.account.state, to: .loggedOut))
+            throw .illegalTransition(IllegalTransitionError(account: id, from: held.account.state, to: .loggedOut))
         }
         var revocation = RemoteRevocation(confirmed: false, reason: "the account holds no tokens")
         var revoked: TokenSet?

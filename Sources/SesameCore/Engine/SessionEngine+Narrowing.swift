@@ -79,8 +79,8 @@ extension SessionEngine {
         let refresher = self.refresher
         let id = narrowed.nextExchangeID()
         let task = Task<TokenSet, any Error> {
-            let outcome: Result<TokenSet, NarrowingFailure>
-            do throws(NarrowingFailure) {
+            let outcome: Result<TokenSet, NarrowingError>
+            do throws(NarrowingError) {
                 outcome = .success(
                     try await refresher.exchange(account, accessToken: subject.accessToken, for: key.narrowing)
                 )
@@ -95,7 +95,7 @@ extension SessionEngine {
 
     /// Ends the exchange `id` for `key`: its token is kept and handed out unless the account's
     /// grant changed meanwhile, and a failure becomes the callers' error.
-    private func finishExchange(_ key: NarrowedTokens.Key, id: UInt64, _ outcome: Result<TokenSet, NarrowingFailure>)
+    private func finishExchange(_ key: NarrowedTokens.Key, id: UInt64, _ outcome: Result<TokenSet, NarrowingError>)
         throws(SessionError) -> TokenSet
     {
         let account = key.account

@@ -55,7 +55,7 @@ extension SessionEngine {
     }
 
     /// Records a refresh that brought no new tokens, and what it means for the session.
-    func recordFailedRefresh(_ failure: RefreshFailure, _ refresh: FinishingRefresh) throws(SessionError)
+    func recordFailedRefresh(_ failure: RefreshError, _ refresh: FinishingRefresh) throws(SessionError)
         -> TokenSet
     {
         var (stored, id) = (refresh.stored, refresh.id)
@@ -96,7 +96,7 @@ extension SessionEngine {
 
     /// Records a refresh the provider refused for good: the account needs a new login, and a
     /// grant the provider says it revoked also ends the session.
-    private func recordEndedGrant(_ failure: RefreshFailure, reason: String, _ refresh: FinishingRefresh)
+    private func recordEndedGrant(_ failure: RefreshError, reason: String, _ refresh: FinishingRefresh)
         throws(SessionError) -> Never
     {
         var (stored, id) = (refresh.stored, refresh.id)

@@ -60,7 +60,7 @@ extension SessionEngine {
                 ended.append(grant)
                 continue
             }
-            do throws(RevocationFailure) {
+            do throws(RevocationError) {
                 try await refresher.revoke(now.account, grant: grant)
                 ended.append(grant)
             } catch {

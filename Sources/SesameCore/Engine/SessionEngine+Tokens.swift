@@ -164,8 +164,8 @@ extension SessionEngine {
         let account = stored.account
         let refresher = self.refresher
         let task = Task<TokenSet, any Error> {
-            let outcome: Result<TokenSet, RefreshFailure>
-            do throws(RefreshFailure) {
+            let outcome: Result<TokenSet, RefreshError>
+            do throws(RefreshError) {
                 outcome = .success(try await refresher.refresh(account, tokens: tokens))
             } catch {
                 outcome = .failure(error)
@@ -187,7 +187,7 @@ extension SessionEngine {
         _ id: String,
         generation: UInt64,
         startedFrom: SessionState,
-        _ outcome: Result<TokenSet, RefreshFailure>
+        _ outcome: Result<TokenSet, RefreshError>
     ) throws(SessionError) -> TokenSet {
         // Whatever happens below changes the deadlines; wake the loop to look again.
         defer { changes.yield() }

@@ -277,7 +277,7 @@ public actor SessionEngine<Payload: Sendable> {
     func transition(_ stored: inout StoredAccount, to state: SessionState) throws(SessionError) {
         guard stored.account.state.allows(state) else {
             throw .illegalTransition(
-                IllegalTransition(account: stored.account.id, from: stored.account.state, to: state)
+                IllegalTransitionError(account: stored.account.id, from: stored.account.state, to: state)
             )
         }
         stored.account.state = state

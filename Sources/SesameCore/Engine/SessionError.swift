@@ -13,7 +13,7 @@ public enum SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The change could not be persisted, so it was not made.
     case storeFailed(String)
     /// The state machine does not allow this change.
-    case illegalTransition(IllegalTransition)
+    case illegalTransition(IllegalTransitionError)
     /// The owner already has as many accounts as one user may.
     case tooManyAccounts(limit: Int)
     /// A name an account cannot have: not in the form names take, or already the owner's

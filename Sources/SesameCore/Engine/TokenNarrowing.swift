@@ -38,7 +38,7 @@ public struct TokenNarrowing: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why no narrowed token could be had.
-public enum NarrowingFailure: Error, Sendable, Hashable {
+public enum NarrowingError: Error, Sendable, Hashable {
     /// The provider offers no way to narrow a token; `reason` says what is missing.
     case unsupported(reason: String)
     /// The provider refused this narrowing (`invalid_scope`, `invalid_target`): another may work.

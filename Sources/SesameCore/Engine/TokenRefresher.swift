@@ -3,19 +3,19 @@ import FoundationEssentials
 /// Obtains new tokens for an account; the OAuth engine implements it per provider.
 public protocol TokenRefresher: Sendable {
     /// Exchanges `tokens` (their refresh token) for new ones.
-    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet
     /// Exchanges the account's current `accessToken` for one narrowed as asked (RFC 8693),
     /// leaving its grant and refresh token alone. The answer carries no refresh token.
     func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
-        async throws(NarrowingFailure) -> TokenSet
+        async throws(NarrowingError) -> TokenSet
     /// Revokes `grant`, a grant of the account's that a new login replaced, at its provider.
-    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure)
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationError)
 }
 
 extension TokenRefresher {
     /// No narrowed tokens: what a refresher offers unless it implements token exchange.
     public func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
-        async throws(NarrowingFailure) -> TokenSet
+        async throws(NarrowingError) -> TokenSet
     {
         throw .unsupported(reason: "\(account.provider) offers no token exchange (RFC 8693)")
     }
@@ -23,12 +23,12 @@ extension TokenRefresher {
 
 extension TokenRefresher {
     /// No revocation: what a refresher offers unless it implements one.
-    public func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
-        throw RevocationFailure(reason: "\(account.provider) offers no revocation", isFinal: true)
+    public func revoke(_ account: Account, grant: TokenSet) async throws(RevocationError) {
+        throw RevocationError(reason: "\(account.provider) offers no revocation", isFinal: true)
     }
 }
 
-/// The words of a refresh sesamed holds back by its provider's rule (`RefreshFailure.paced`):
+/// The words of a refresh sesamed holds back by its provider's rule (`RefreshError.paced`):
 /// who holds it, which rule, and until when. Clients recognise them by their start.
 public enum RefreshHold {
     /// How every such reason begins.
@@ -41,7 +41,7 @@ public enum RefreshHold {
 }
 
 /// Why a grant was not revoked, in sesamed's words.
-public struct RevocationFailure: Error, Sendable, Hashable {
+public struct RevocationError: Error, Sendable, Hashable {
     /// Why.
     public var reason: String
     /// Whether trying again cannot help (the provider offers no revocation, or revoking the
@@ -56,7 +56,7 @@ public struct RevocationFailure: Error, Sendable, Hashable {
 }
 
 /// Why a refresh did not produce tokens, classified by what the engine must do next.
-public enum RefreshFailure: Error, Sendable, Hashable {
+public enum RefreshError: Error, Sendable, Hashable {
     /// No refresh is possible here (no refresher for the provider, or no refresh token).
     case unavailable
     /// A failure that may pass (timeout, 5xx, 429, `temporarily_unavailable`); retry after the delay.
@@ -78,7 +78,7 @@ public struct NoTokenRefresher: TokenRefresher {
     /// Creates the refresher that never refreshes.
     public init() {}
 
-    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    public func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         throw .unavailable
     }
 }

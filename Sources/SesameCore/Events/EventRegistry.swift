@@ -125,7 +125,7 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     }
 
     /// Sends `event` to every matching subscriber and keeps it for replay. A subscriber whose
-    /// queue is full is removed, and its next read reports `SubscriberLagged`; the attached ones
+    /// queue is full is removed, and its next read reports `SubscriberLaggedError`; the attached ones
     /// (as they are now) are handed it soon after, in order. Never waits. Returns how many
     /// queued subscribers were cut off.
     @discardableResult

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A subscriber fell more than its queue behind and was cut off; it must resubscribe (with
 /// `since`) to catch up.
-public struct SubscriberLagged: Error, Sendable, Hashable {
+public struct SubscriberLaggedError: Error, Sendable, Hashable {
     /// How many undelivered events the subscriber was allowed to have.
     public var queueLimit: Int
 
@@ -108,13 +108,13 @@ final class SubscriberQueue<Payload: Sendable>: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    /// The next payload; nil once cancelled; throws `SubscriberLagged` once cut off.
+    /// The next payload; nil once cancelled; throws `SubscriberLaggedError` once cut off.
     func next() async throws -> Payload? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Payload?, any Error>) in
             let immediate: Result<Payload?, any Error>? = state.withLock { state in
                 if let element = state.popFirst() { return .success(element) }
                 switch state.terminal {
-                case .lagged: return .failure(SubscriberLagged(queueLimit: limit))
+                case .lagged: return .failure(SubscriberLaggedError(queueLimit: limit))
                 case .cancelled: return .success(nil)
                 case nil:
                     precondition(state.waiter == nil, "a subscription is read by one task at a time")

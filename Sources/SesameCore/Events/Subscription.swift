@@ -37,12 +37,12 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
     }
 
     /// Hands every event from now on to `sink`, the ones not yet read first; the subscription
-    /// is then no longer read. Throws `SubscriberLagged` if the subscriber was already cut off,
+    /// is then no longer read. Throws `SubscriberLaggedError` if the subscriber was already cut off,
     /// and returns false if it is gone (cancelled) or already has a sink (a subscription is
     /// attached once).
     public func attach(_ sink: any EventSink<Payload>) throws -> Bool {
         guard registry?.attach(sink, to: id) ?? false else {
-            if queue.isLagged { throw SubscriberLagged(queueLimit: queue.limit) }
+            if queue.isLagged { throw SubscriberLaggedError(queueLimit: queue.limit) }
             return false
         }
         return true
@@ -59,7 +59,7 @@ public final class Subscription<Payload: Sendable>: Sendable, AsyncSequence {
     }
 
     /// The next event; nil when cancelled (cancelling the reading task cancels the subscription);
-    /// throws `SubscriberLagged` when cut off.
+    /// throws `SubscriberLaggedError` when cut off.
     public func next() async throws -> Payload? {
         try await withTaskCancellationHandler {
             try await queue.next()

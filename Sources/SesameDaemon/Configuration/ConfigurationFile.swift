@@ -87,7 +87,7 @@ public enum ConfigurationFile {
             bytes = contents
         } catch let error as ConfigurationError {
             throw error
-        } catch FileReader.Failure.system(_, let number) {
+        } catch FileReader.ReadError.system(_, let number) {
             throw .unreadable(path: path, reason: String(cString: strerror(number)))
         } catch {
             throw .unreadable(path: path, reason: "larger than \(maximumSize) bytes")

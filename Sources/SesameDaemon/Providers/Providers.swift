@@ -144,7 +144,7 @@ final class Providers: TokenRefresher {
     /// Hands the exchange to the account's provider, and logs what it came to (by account and
     /// what was asked for, never the token).
     func exchange(_ account: Account, accessToken: String, for narrowing: TokenNarrowing)
-        async throws(NarrowingFailure) -> TokenSet
+        async throws(NarrowingError) -> TokenSet
     {
         guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
             throw .failed(reason: "provider '\(account.provider)' is not configured (no file for it in providers.d)")
@@ -152,7 +152,7 @@ final class Providers: TokenRefresher {
         let metadata: Logger.Metadata = [
             "account": "\(account.id)", "provider": "\(account.provider)", "narrowing": "\(narrowing)",
         ]
-        do throws(NarrowingFailure) {
+        do throws(NarrowingError) {
             let tokens = try await adapter.exchange(account, accessToken: accessToken, for: narrowing)
             logger.info("token exchanged", metadata: metadata)
             return tokens
@@ -162,7 +162,7 @@ final class Providers: TokenRefresher {
         }
     }
 
-    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshFailure) -> TokenSet {
+    func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
             // The account stays; it says why it cannot refresh, and tries again slowly in case
             // the provider comes back with a reload.
@@ -172,7 +172,7 @@ final class Providers: TokenRefresher {
             )
         }
         if let paced = pacer.admit(account, pacing: adapter.configuration.refreshPacing, now: Date()) { throw paced }
-        do throws(RefreshFailure) {
+        do throws(RefreshError) {
             return try await adapter.refresh(account, tokens: tokens)
         } catch {
             // Events say what a failure did to the session; the log says why it happened. The
@@ -192,15 +192,15 @@ final class Providers: TokenRefresher {
         }
     }
 
-    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationFailure) {
+    func revoke(_ account: Account, grant: TokenSet) async throws(RevocationError) {
         guard let adapter = configured.withLock({ $0[account.provider]?.adapter }) else {
-            throw RevocationFailure(
+            throw RevocationError(
                 reason: "provider '\(account.provider)' is not configured (no file for it in providers.d)",
                 isFinal: false
             )
         }
         guard !adapter.revocationEndsEveryGrant else {
-            throw RevocationFailure(
+            throw RevocationError(
                 reason: "\(account.provider) would end the new login too: it revokes every grant of a person at once",
                 isFinal: true
             )
@@ -224,15 +224,15 @@ final class Providers: TokenRefresher {
     /// there, which is what revoking it was for; a provider without revocation, or whose file
     /// and discovery name no revocation endpoint, never will, so the grant is let go now (the
     /// login's event says why) rather than kept for an hour of futile tries; the rest may pass.
-    private static func revocationFailure(_ error: ProviderError) -> RevocationFailure {
+    private static func revocationFailure(_ error: ProviderError) -> RevocationError {
         switch error {
         case .rejected(let name, _, let code):
-            RevocationFailure(
+            RevocationError(
                 reason: "the provider refused it (\(name)\(code.map { ", \($0)" } ?? "")): it no longer works there",
                 isFinal: true
             )
-        case .unsupported: RevocationFailure(reason: "\(error)", isFinal: true)
-        default: RevocationFailure(reason: "\(error)", isFinal: false)
+        case .unsupported: RevocationError(reason: "\(error)", isFinal: true)
+        default: RevocationError(reason: "\(error)", isFinal: false)
         }
     }
 

@@ -16,9 +16,9 @@ final class RefreshPacer: Sendable {
 
     /// Admits a refresh of `account` at `now`, counting it, or returns the paced failure that
     /// says when the next one may be made.
-    func admit(_ account: Account, pacing: RefreshPacing, now: Date) -> RefreshFailure? {
+    func admit(_ account: Account, pacing: RefreshPacing, now: Date) -> RefreshError? {
         guard !pacing.isUnpaced else { return nil }
-        return refreshes.withLock { byAccount -> RefreshFailure? in
+        return refreshes.withLock { byAccount -> RefreshError? in
             let since = now.addingTimeInterval(-pacing.memory.timeInterval)
             var earlier = (byAccount[account.id] ?? []).filter { $0 > since }
             if let next = pacing.nextAllowed(after: earlier, now: now) {

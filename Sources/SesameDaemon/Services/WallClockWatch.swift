@@ -15,7 +15,7 @@ import Dispatch
 /// readable, so watching costs no wake-ups of its own.
 final class WallClockWatch {
     /// Why the clock cannot be watched (any more): the failing call and its errno.
-    struct Failure: Error, CustomStringConvertible {
+    struct WatchError: Error, CustomStringConvertible {
         let call: String
         let code: Int32
 
@@ -28,10 +28,10 @@ final class WallClockWatch {
     /// its own; `onFailure` hears why the watch stopped, if it stops by itself.
     init(
         onChange: @escaping @Sendable () -> Void,
-        onFailure: @escaping @Sendable (Failure) -> Void
-    ) throws(Failure) {
+        onFailure: @escaping @Sendable (WatchError) -> Void
+    ) throws(WatchError) {
         let descriptor = sesame_wall_clock_watch()
-        guard descriptor >= 0 else { throw Failure(call: "timerfd_create", code: errno) }
+        guard descriptor >= 0 else { throw WatchError(call: "timerfd_create", code: errno) }
         let source = DispatchSource.makeReadSource(
             fileDescriptor: descriptor,
             queue: DispatchQueue(label: "io.sesame.wall-clock")
@@ -40,13 +40,13 @@ final class WallClockWatch {
         // timer cannot be used, which would otherwise be retried at every turn), when Dispatch
         // lets go of its handlers.
         source.setEventHandler {
-            var failure: Failure?
+            var failure: WatchError?
             switch sesame_wall_clock_changed(descriptor) {
             case 0: return
             case 1:
-                if sesame_wall_clock_arm(descriptor) != 0 { failure = Failure(call: "timerfd_settime", code: errno) }
+                if sesame_wall_clock_arm(descriptor) != 0 { failure = WatchError(call: "timerfd_settime", code: errno) }
                 onChange()
-            default: failure = Failure(call: "read", code: errno)
+            default: failure = WatchError(call: "read", code: errno)
             }
             guard let failure else { return }
             onFailure(failure)

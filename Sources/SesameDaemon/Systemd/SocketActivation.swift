@@ -17,7 +17,7 @@ public enum SocketActivation {
     }
 
     /// Why inherited sockets could not be used.
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum ActivationError: Error, Sendable, Hashable, CustomStringConvertible {
         /// `sd_listen_fds_with_names` failed.
         case invalidEnvironment(errno: Int32)
         /// Sockets were passed, but none under the expected name.
@@ -34,7 +34,7 @@ public enum SocketActivation {
     }
 
     /// Every socket the service manager passed to this process; the environment is left intact.
-    public static func inheritedSockets() throws(Failure) -> [Socket] {
+    public static func inheritedSockets() throws(ActivationError) -> [Socket] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(0, &names)
         guard count >= 0 else { throw .invalidEnvironment(errno: -count) }
@@ -52,7 +52,7 @@ public enum SocketActivation {
 
     /// The inherited socket named `name`; with a single unnamed socket, that one. Nil when the
     /// process was not socket-activated.
-    public static func socket(named name: String) throws(Failure) -> Socket? {
+    public static func socket(named name: String) throws(ActivationError) -> Socket? {
         let sockets = try inheritedSockets()
         guard !sockets.isEmpty else { return nil }
         if let match = sockets.first(where: { $0.name == name }) { return match }

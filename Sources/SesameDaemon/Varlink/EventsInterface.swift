@@ -62,7 +62,7 @@ struct EventsInterface: VarlinkInterface {
             // its slot when it ends.
             held = false
             return .continuing(on: stream)
-        } catch let lagged as SubscriberLagged {
+        } catch let lagged as SubscriberLaggedError {
             // Fell behind before the hand-off, while the backlog was sent: a call's own error,
             // logged as the call's (after the hand-off the server logs it, as for any stream).
             context.logger.notice(

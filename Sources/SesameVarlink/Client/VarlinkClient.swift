@@ -97,7 +97,7 @@ public actor VarlinkClient {
             return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
         } catch let error as IOError where error.errnoCode == EAGAIN {
             let descriptor = try await NIOThreadPool.singleton.runIfActive {
-                do throws(ConnectFailure) {
+                do throws(ConnectError) {
                     return try QueuedConnect.connectWaiting(unixSocketPath: path, patience: busyPatience)
                 } catch {
                     throw IOError(errnoCode: error.code, reason: error.step)

@@ -46,7 +46,7 @@ public enum VarlinkOneShot {
 extension VarlinkClientError {
     /// How a one-shot call to `path` that got no reply is reported, in the words of a
     /// `VarlinkClient`'s own failures.
-    public init(path: String, _ failure: OneShotFailure) {
+    public init(path: String, _ failure: OneShotError) {
         switch failure {
         case .cannotConnect(let failure):
             self.init(connecting: path, IOError(errnoCode: failure.code, reason: failure.step))

@@ -52,7 +52,7 @@ final class CallAnswerer: Sendable {
         do {
             if let refusal = scope.refusal(of: call.method) { throw refusal }
             guard let atOnce = try entry(of: call).atOnce, let reply = try atOnce(call, context) else { return nil }
-            guard reply.continuesOn == nil else { throw MisusedStream() }
+            guard reply.continuesOn == nil else { throw MisusedStreamError() }
             return reply.frame(continues: false)
         } catch {
             return errorFrame(for: error, context: context)
@@ -91,7 +91,7 @@ final class CallAnswerer: Sendable {
                 // from now on is ended here, so what waits for its end lets go.
                 guard call.more else {
                     stream.cancel()
-                    throw MisusedStream()
+                    throw MisusedStreamError()
                 }
                 return .continuing(stream)
             }
@@ -143,7 +143,7 @@ final class CallAnswerer: Sendable {
 
 /// A handler returned `VarlinkAnswer.continuing(on:)` for a call that cannot go on (not
 /// streaming, or answered at once): a bug, answered as an internal error.
-private struct MisusedStream: Error {}
+private struct MisusedStreamError: Error {}
 
 /// Writes a call's intermediate replies to its connection from whatever thread the handler runs
 /// on; while the peer is not reading (the channel over its high-water mark), each write waits

@@ -27,7 +27,7 @@ struct ReceivedEnvelope {
     /// Reads the envelope of one NUL-stripped frame.
     init(_ bytes: UnsafeRawBufferPointer) throws(VarlinkProtocolError) {
         let document: JSONShape.Document?
-        do throws(JSONShape.Problem) {
+        do throws(JSONShape.ScanError) {
             document = try JSONShape.scan(
                 bytes,
                 depthLimit: VarlinkCall.maximumNesting,
@@ -59,7 +59,7 @@ struct ReceivedEnvelope {
         self.method = method
     }
 
-    private static func refusal(_ problem: JSONShape.Problem) -> VarlinkProtocolError {
+    private static func refusal(_ problem: JSONShape.ScanError) -> VarlinkProtocolError {
         switch problem {
         case .tooDeep(let limit):
             return .invalidMessage("nested deeper than \(limit) levels")

@@ -59,7 +59,7 @@ struct GlobalOptions: ParsableArguments {
             return try await withClient(body)
         } catch let error as SesameError where error.needsLogin {
             guard let provider = try? await withClient({ try await $0.account(account) }).provider else { throw error }
-            throw ExitFailure.needsLogin(account: account, provider: provider)
+            throw ExitError.needsLogin(account: account, provider: provider)
         }
     }
 
@@ -75,15 +75,15 @@ struct GlobalOptions: ParsableArguments {
     /// A failure to connect as the person is told it: nothing listens there, or it refuses them.
     static func explained(_ error: SesameError) -> any Error {
         switch error {
-        case .cannotConnect(let path, _): ExitFailure.notRunning(path: path)
-        case .accessDenied(let path): ExitFailure.accessDenied(path: path)
+        case .cannotConnect(let path, _): ExitError.notRunning(path: path)
+        case .accessDenied(let path): ExitError.accessDenied(path: path)
         default: error
         }
     }
 }
 
 /// How sesamectl fails: one sentence on stderr and a documented exit status.
-enum ExitFailure: Error, CustomStringConvertible {
+enum ExitError: Error, CustomStringConvertible {
     case notRunning(path: String)
     case needsLogin(account: String, provider: String)
     /// An API refused the token and the provider gave no new one now.
@@ -139,7 +139,7 @@ extension AsyncParsableCommand {
     func reportingFailures(_ body: () async throws -> Void) async throws {
         do {
             try await body()
-        } catch let failure as ExitFailure {
+        } catch let failure as ExitError {
             printError(failure.description)
             throw ExitCode(failure.exitCode)
         } catch let error as SesameError {
