@@ -231,7 +231,7 @@ let package = Package(
             plugins: ["RefuseFoundation"]
         ),
         .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
-        .testTarget(name: "sesamectlTests", dependencies: ["sesamectl-commands"]),
+        .testTarget(name: "sesamectlTests", dependencies: ["sesamectl-commands", "SesameOneShot"]),
         .testTarget(name: "SesameCredentialHelperTests", dependencies: ["SesameCredentialHelper"]),
         .testTarget(
             name: "SesameProtocolTests",

@@ -1,7 +1,5 @@
 import FoundationEssentials
 import Logging
-import NIOCore
-import NIOPosix
 import ServiceLifecycle
 import SesameCore
 import SesameOneShot
@@ -59,12 +57,15 @@ public struct Daemon: Sendable {
     /// handled) until a graceful shutdown ends.
     private func serve(store: EncryptedStore, snapshot: SessionSnapshot, providers: Providers) async throws {
         let (statusChanges, statusStale) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let engine = makeEngine(snapshot: snapshot, persistence: store, providers: providers, statusStale: statusStale)
-        let trust = makeTrust()
-        // Each call runs with its caller recorded, so the events it causes are logged with PEER_UID=.
-        let interfaces = Self.interfaces(engine: engine, store: store, providers: providers, trust: trust)
-            .map(CallerAttributedInterface.init)
-        let (server, endpoint) = try await bindServer(interfaces: interfaces, trust: trust)
+        let parts = assemble(
+            store: store,
+            snapshot: snapshot,
+            providers: providers,
+            clock: SystemSessionClock(),
+            statusStale: statusStale
+        )
+        let (engine, trust) = (parts.engine, parts.trust)
+        let (server, endpoint) = try await bindServer(interfaces: parts.interfaces, trust: trust)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         logger.info("listening", metadata: ["endpoint": "\(endpoint)"])
 
@@ -133,52 +134,6 @@ public struct Daemon: Sendable {
         ]
     }
 
-    /// The policy and limits in force, with as many open files allowed as the system lets us have.
-    private func makeTrust() -> Trust {
-        let trust = Trust(
-            policy: configuration.accessPolicy,
-            limits: configuration.userLimits,
-            descriptorLimit: OpenFileLimit.raise()
-        )
-        logger.info(
-            "connections limited",
-            metadata: ["total": "\(trust.totalConnections)", "per_user": "\(configuration.userLimits.connections)"]
-        )
-        return trust
-    }
-
-    /// The session engine over the store, refreshing through `providers`; every event it
-    /// announces is logged and marks the status line stale.
-    /// The engine's event loop: a thread of its own, where saving the store may block without
-    /// holding up the pool every other task runs on. Made once for the process and kept.
-    private static let engineLoop: any EventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
-
-    private func makeEngine(
-        snapshot: SessionSnapshot,
-        persistence: any SessionPersistence,
-        providers: Providers,
-        statusStale: AsyncStream<Void>.Continuation
-    ) -> DaemonEngine {
-        var policy = SessionPolicy(
-            expiringMargin: configuration.expiringMargin,
-            refreshMargin: configuration.refreshMargin,
-            refreshAhead: configuration.refreshAhead
-        )
-        policy.refreshTokenWarningMargin = configuration.refreshTokenWarning
-        return DaemonEngine(
-            snapshot: snapshot,
-            clock: SystemSessionClock(),
-            runningOn: Self.engineLoop,
-            persistence: persistence,
-            refresher: providers,
-            policy: policy,
-            queueLimit: configuration.subscriberQueueLimit,
-            historyLimit: configuration.eventHistoryLimit,
-            observer: EventLog.observer(logger: logger, changes: statusStale),
-            encode: EventReply.encode
-        )
-    }
-
     /// The Varlink server on the socket systemd passed, or else on the configured path.
     private func bindServer(interfaces: [any VarlinkInterface], trust: Trust) async throws
         -> (VarlinkServer, VarlinkEndpoint)
@@ -229,42 +184,5 @@ public struct Daemon: Sendable {
             },
             logger: logger
         )
-    }
-
-    static func interfaces(
-        engine: DaemonEngine,
-        store: EncryptedStore,
-        providers: Providers,
-        trust: Trust
-    ) -> [any VarlinkInterface] {
-        let descriptions = InterfaceDescriptions.byName
-        return [
-            AccountsInterface(
-                interfaceDescription: descriptions[AccountsContract.interface] ?? "",
-                engine: engine,
-                providers: providers,
-                trust: trust
-            ),
-            EventsInterface(
-                interfaceDescription: descriptions[EventsContract.interface] ?? "",
-                engine: engine,
-                trust: trust
-            ),
-            AdminInterface(
-                interfaceDescription: descriptions[AdminContract.interface] ?? "",
-                engine: engine,
-                store: store
-            ),
-            SharesInterface(
-                interfaceDescription: descriptions[SharesContract.interface] ?? "",
-                engine: engine,
-                trust: trust,
-                shares: Shares()
-            ),
-            ErrorsOnlyInterface(
-                name: ContractError.varlink,
-                interfaceDescription: descriptions[ContractError.varlink] ?? ""
-            ),
-        ]
     }
 }

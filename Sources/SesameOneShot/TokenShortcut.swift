@@ -1,19 +1,17 @@
-import SesameOneShot
-
 /// The one command line `sesamectl` answers without the rest of itself: `token ACCOUNT`, with
 /// the daemon's socket as `--socket PATH` or `--socket=PATH` before or after the account. Any
 /// other spelling (another option, `--help`, `--`, a second account, an account with a quote, a
 /// backslash or a control character in it) is left to sesamectl-commands, whose parser words
 /// every usage error, so the shortcut never answers a command line differently from it.
-struct TokenShortcut: Equatable {
+package struct TokenShortcut: Equatable {
     /// The account, its id or name.
-    var account: String
+    package var account: String
     /// The socket given with `--socket`, or nil for where clients find sesamed by default.
-    var socket: String?
+    package var socket: String?
 
     /// The shortcut `arguments` (without the program's name) ask for, or nil when they ask for
     /// anything else.
-    init?(arguments: [String]) {
+    package init?(arguments: [String]) {
         guard arguments.first == "token" else { return nil }
         var account: String?
         var socket: String?
