@@ -230,7 +230,11 @@ let package = Package(
             ],
             plugins: ["RefuseFoundation"]
         ),
-        .testTarget(name: "SesameCoreTests", dependencies: ["SesameCore", "SesameCoreTesting"]),
+        .testTarget(
+            name: "SesameCoreTests",
+            dependencies: ["SesameCore", "SesameCoreTesting", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(name: "FoundationCheckTests", dependencies: ["sesame-foundation-check"]),
         .testTarget(name: "sesamectlTests", dependencies: ["sesamectl-commands", "SesameOneShot"]),
         .testTarget(name: "SesameCredentialHelperTests", dependencies: ["SesameCredentialHelper"]),
         .testTarget(

@@ -55,12 +55,12 @@ extension Daemon {
         return trust
     }
 
-    /// The session engine over the store, refreshing through `providers`; every event it
-    /// announces is logged and marks the status line stale.
     /// The engine's event loop: a thread of its own, where saving the store may block without
     /// holding up the pool every other task runs on. Made once for the process and kept.
     static let engineLoop: any EventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
 
+    /// The session engine over the store, refreshing through `providers`; every event it
+    /// announces is logged and marks the status line stale.
     func makeEngine(
         snapshot: SessionSnapshot,
         clock: any SessionClock,

@@ -24,9 +24,10 @@ enum FoundationCheck {
         let (module, output) = (arguments[0], arguments[1])
         var found = false
         for source in arguments.dropFirst(2).sorted() {
+            // Split on every line break, "\r\n" (one Character) included.
             let lines = try String(contentsOfFile: source, encoding: .utf8).split(
-                separator: "\n",
-                omittingEmptySubsequences: false
+                omittingEmptySubsequences: false,
+                whereSeparator: \.isNewline
             )
             for (index, line) in lines.enumerated() where importsFoundation(line) {
                 found = true
@@ -48,14 +49,19 @@ enum FoundationCheck {
         line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
-    /// Whether `line` imports Foundation itself, or a part of it (`import struct Foundation.URL`),
-    /// with any attribute before the import; FoundationEssentials and the like are other modules.
+    /// Whether `line` imports Foundation itself, a part of it (`import struct Foundation.URL`) or
+    /// a module that links it (FoundationNetworking, FoundationXML), with any attribute or access
+    /// level before the import; FoundationEssentials and FoundationInternationalization stand
+    /// alone and are allowed.
     static func importsFoundation(_ line: Substring) -> Bool {
-        var words = line.split(whereSeparator: \.isWhitespace)[...]
-        while let first = words.first, first.hasPrefix("@") { words.removeFirst() }
+        let modifiers: Set<Substring> = ["public", "package", "internal", "fileprivate", "private"]
+        var words = line.split(whereSeparator: { $0.isWhitespace || $0 == ";" })[...]
+        while let first = words.first, first.hasPrefix("@") || modifiers.contains(first) { words.removeFirst() }
         guard words.popFirst() == "import", var module = words.popFirst() else { return false }
         let kinds: Set<Substring> = ["class", "struct", "enum", "protocol", "typealias", "func", "var", "let"]
         if kinds.contains(module), let named = words.popFirst() { module = named }
-        return module == "Foundation" || module.hasPrefix("Foundation.")
+        let name = module.split(separator: ".").first ?? module
+        let standingAlone: Set<Substring> = ["FoundationEssentials", "FoundationInternationalization"]
+        return name.hasPrefix("Foundation") && !standingAlone.contains(name)
     }
 }

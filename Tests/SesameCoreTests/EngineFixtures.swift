@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import SesameCore
 import SesameCoreTesting
 import Synchronization
@@ -129,6 +130,7 @@ struct EngineFixture {
 
     init(
         snapshot: SessionSnapshot = SessionSnapshot(),
+        loop: any EventLoop = testEngineLoop,
         refresher: ScriptedRefresher = ScriptedRefresher(),
         policy: SessionPolicy = SessionPolicy(
             expiringMargin: .seconds(60),
@@ -140,7 +142,7 @@ struct EngineFixture {
         engine = SessionEngine(
             snapshot: snapshot,
             clock: clock,
-            runningOn: testEngineLoop,
+            runningOn: loop,
             persistence: persistence,
             refresher: refresher,
             policy: policy,

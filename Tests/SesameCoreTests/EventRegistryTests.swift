@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import SesameCore
 import SesameCoreTesting
 import Synchronization
@@ -13,12 +14,17 @@ private func event(_ sequence: UInt64, account: String = "a", kind: AuthEvent.Ki
     )
 }
 
-private func registry(queueLimit: Int = 64, historyLimit: Int = 16, before: UInt64 = 0) -> EventRegistry<UInt64> {
+private func registry(
+    queueLimit: Int = 64,
+    historyLimit: Int = 16,
+    before: UInt64 = 0,
+    loop: any EventLoop = testEngineLoop
+) -> EventRegistry<UInt64> {
     EventRegistry(
         queueLimit: queueLimit,
         historyLimit: historyLimit,
         lastSequenceBeforeStart: before,
-        deliveringOn: testEngineLoop
+        deliveringOn: loop
     ) { $0.sequence }
 }
 
@@ -218,15 +224,17 @@ private final class CollectingSink: EventSink, Sendable {
     /// The publisher goes on before a sink is handed the event: a change is answered without
     /// waiting for every subscriber (a sink here that waits until the publisher is done).
     @Test func publishingDoesNotWaitForTheSinks() async throws {
-        let registry = registry(queueLimit: 64)
-        let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
-        let sink = WaitingSink<UInt64>()
-        #expect(try subscription.attach(sink))
-        registry.publish(event(1))
-        sink.publisherIsDone.signal()
-        await registry.waitForDeliveries()
-        #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
-        subscription.cancel()
+        try await withPrivateEngineLoop { (loop: any EventLoop) async throws in
+            let registry = registry(queueLimit: 64, loop: loop)
+            let subscription = registry.subscribe(filter: EventFilter(), since: nil, current: 0).0
+            let sink = WaitingSink<UInt64>()
+            #expect(try subscription.attach(sink))
+            registry.publish(event(1))
+            sink.publisherIsDone.signal()
+            await registry.waitForDeliveries()
+            #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
+            subscription.cancel()
+        }
     }
 }
 
@@ -235,25 +243,28 @@ extension EventSinkTests {
     /// next: a change waits while the events of those before it are handed out, so changes
     /// cannot pile events up faster than subscribers are handed them.
     @Test func aChangeWaitsForTheDeliveriesOfTheChangesBeforeIt() async throws {
-        let fixture = EngineFixture()
-        let sink = WaitingSink<AuthEvent>()
-        let subscription = await fixture.subscribe()
-        #expect(try subscription.attach(sink))
-        let first = try await fixture.importAccount()
-        let renamed = Progress()
-        let second = Task {
-            let account = try await fixture.engine.rename(first.id, to: "work")
-            renamed.count.add(1, ordering: .relaxed)
-            return account
+        try await withPrivateEngineLoop { (loop: any EventLoop) async throws in
+            let fixture = EngineFixture(loop: loop)
+            let sink = WaitingSink<AuthEvent>()
+            let subscription = await fixture.subscribe()
+            #expect(try subscription.attach(sink))
+            let first = try await fixture.importAccount()
+            let renamed = Progress()
+            let second = Task {
+                let account = try await fixture.engine.rename(first.id, to: "work")
+                renamed.count.add(1, ordering: .relaxed)
+                return account
+            }
+            // An upper bound on what the engine got done, which more time (a loaded machine) only
+            // makes surer to find: the first change's delivery waits for the signal below.
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(renamed.count.load(ordering: .relaxed) == 0)
+            sink.publisherIsDone.signal()
+            #expect(try await second.value.name == "work")
+            await fixture.engine.registry.waitForDeliveries()
+            #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
+            subscription.cancel()
         }
-        // An upper bound on what the engine got done, which more time (a loaded machine) only
-        // makes surer to find: the first change's delivery waits for the signal below.
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(renamed.count.load(ordering: .relaxed) == 0)
-        sink.publisherIsDone.signal()
-        #expect(try await second.value.name == "work")
-        await fixture.engine.registry.waitForDeliveries()
-        #expect(sink.handedOverAfterThePublisher.withLock { $0 } == [true])
     }
 }
 

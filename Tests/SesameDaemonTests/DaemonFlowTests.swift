@@ -1,6 +1,8 @@
 import Foundation
 import SesameCore
+import SesameCoreTesting
 import SesameProtocol
+import SesameStore
 import Testing
 
 @testable import SesameDaemon
@@ -9,12 +11,35 @@ import Testing
 /// person do over its interfaces, with the encrypted store on disk and the test clock.
 @Suite(.timeLimit(.minutes(1))) struct DaemonFlowTests {
     /// Import, a token, a refresh on demand once it expired, the events of each, a logout that
-    /// revokes at the provider; and after a restart the account is as the logout left it.
+    /// revokes at the provider; a second daemon cannot open the store the first holds, and after
+    /// a restart the account is as the logout left it.
     @Test func importTokenRefreshEventsLogoutAndRestart() async throws {
-        let harness = try DaemonHarness()
-        defer { harness.remove() }
+        let clock = TestClock()
+        let (directory, account) = try await {
+            let harness = try DaemonHarness(clock: clock)
+            let account = try await importTokenRefreshAndLogOut(harness)
+            #expect {
+                _ = try DaemonHarness(directory: harness.directory, clock: clock)
+            } throws: { error in
+                if case .inUse = error as? StoreError { true } else { false }
+            }
+            return (harness.directory, account)
+        }()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let restarted = try DaemonHarness(directory: directory, clock: clock)
+        let after = try await restarted.call(AccountsContract.interface, "Get", AccountParameters(account: account))
+        #expect(try after.reply(as: AccountReply.self).account.state == .loggedOut)
+        let token = try await restarted.call(
+            AccountsContract.interface,
+            "GetToken",
+            GetTokenParameters(account: account)
+        )
+        #expect(token.errorName == "io.sesame.Accounts.NeedsLogin")
+    }
+
+    /// The first life of `importTokenRefreshEventsLogoutAndRestart`'s daemon; the account's id.
+    private func importTokenRefreshAndLogOut(_ harness: DaemonHarness) async throws -> String {
         let (replies, subscription) = try harness.subscribe()
-        defer { subscription.cancel() }
         var events = replies.makeAsyncIterator()
         #expect(await events.next()?.ready != nil)
 
@@ -38,12 +63,9 @@ import Testing
         #expect(try logout.reply(as: LogoutReply.self).revokedRemotely)
         #expect(harness.provider.revoked.withLock { $0.map(\.refreshToken) } == ["RT-2"])
         #expect(await events.next()?.event?.kind == .loggedOut)
-
-        let restarted = try DaemonHarness(directory: harness.directory, clock: harness.clock)
-        let after = try await restarted.call(AccountsContract.interface, "Get", AccountParameters(account: imported.id))
-        #expect(try after.reply(as: AccountReply.self).account.state == .loggedOut)
-        let token = try await restarted.call(AccountsContract.interface, "GetToken", parameters)
-        #expect(token.errorName != nil)
+        subscription.cancel()
+        _ = await subscription.result
+        return imported.id
     }
 
     /// One user's account is another's to neither read nor log out, through the same interfaces.

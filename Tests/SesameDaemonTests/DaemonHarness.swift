@@ -12,13 +12,15 @@ import Testing
 
 /// The whole of sesamed put together in the test's process as `Daemon.serve` puts it together
 /// (`Daemon.assemble`): its encrypted store in a temporary directory, the test clock, a scripted
-/// provider, and its interfaces called in-process as any uid. Opening a second harness on the
-/// same directory is a restart.
-struct DaemonHarness {
+/// provider, and its interfaces called in-process as any uid. It holds the state directory's
+/// lock as sesamed does; a harness opened on the same directory once the first is gone is a
+/// restart.
+final class DaemonHarness {
     let clock: TestClock
     let provider: ScriptedProvider
     let directory: String
     let parts: Daemon.Parts
+    private let lock: StateDirectoryLock
 
     /// A daemon on a new store in a new temporary directory, or on the store `directory` holds.
     init(
@@ -34,7 +36,8 @@ struct DaemonHarness {
         let logger = Logger(label: "daemon-harness")
         let configuration = DaemonConfiguration(socketPath: directory + "/socket", stateDirectory: directory)
         let daemon = Daemon(configuration: configuration, reread: { configuration }, logger: logger)
-        let (store, snapshot, _) = try daemon.openStore()
+        let (store, snapshot, lock) = try daemon.openStore()
+        self.lock = lock
         parts = daemon.assemble(
             store: store,
             snapshot: snapshot,
@@ -78,7 +81,13 @@ struct DaemonHarness {
             streaming: true
         ) { reply in continuation.yield(try reply.decode(SubscribeReply.self)) }
         let call = VarlinkCall(method: EventsContract.subscribe.qualifiedName, parameters: [:], more: true)
-        return (replies, Task { _ = try await events.methods.answer(call, context: context) })
+        // However the call ends, the stream ends too, so a test reading it never waits on a
+        // subscription that is over.
+        let task = Task {
+            defer { continuation.finish() }
+            _ = try await events.methods.answer(call, context: context)
+        }
+        return (replies, task)
     }
 
     /// Deletes the store's directory.

@@ -72,8 +72,10 @@ struct ArgumentParsingTests {
             ["token", "no\"body"], ["token", "work", "--socket"], ["token", "work", "--socket", "--json"],
             ["token", "work", "--socket", "/a", "--socket", "/b"], ["token", "-w"], ["token", ""], ["status", "work"],
         ]
+        var answered = 0
         for line in lines {
             guard let shortcut = TokenShortcut(arguments: line) else { continue }
+            answered += 1
             let token = try parsed(line, as: Token.self)
             #expect(!token.json && token.format == nil && token.scopes.isEmpty && !token.idToken, "\(line)")
             #expect(token.account == shortcut.account && token.options.socket == shortcut.socket, "\(line)")
@@ -82,6 +84,7 @@ struct ArgumentParsingTests {
             TokenShortcut(arguments: ["token", "work", "--socket=/s"])
                 == TokenShortcut(arguments: ["token", "--socket", "/s", "work"])
         )
+        #expect(answered == 3, "the plain line and its two spellings of the socket")
         #expect(TokenShortcut(arguments: ["token", "work", "--json"]) == nil)
         #expect(TokenShortcut(arguments: ["token", "--", "work"]) == nil)
     }

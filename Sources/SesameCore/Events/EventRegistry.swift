@@ -3,7 +3,8 @@ import Synchronization
 
 /// The multicast registry: every published event reaches every subscriber whose filter
 /// accepts it, in sequence order, encoded once for all of them. Subscribers leave by cancelling
-/// or dropping their `Subscription`; one that falls behind is cut off without slowing the rest.
+/// or dropping their `Subscription`; one that falls behind its queue is cut off, and the others
+/// go on.
 /// Subscribers that take events directly (`Subscription.attach`) are handed them on the
 /// registry's event loop after the publisher has gone on, so the change that caused an event is
 /// answered without waiting for ten thousand subscribers to be handed it.
@@ -90,8 +91,9 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     private let state = Mutex(State())
     /// Where attached sinks are handed their events: one delivery after another, in the order
     /// they were handed over (under `state`, so in the order of publishing and attaching). The
-    /// engine runs on this loop too, so each of its changes waits for the deliveries of those
-    /// before it: a storm of changes cannot pile up events faster than they are handed out.
+    /// engine runs on this loop too, so a change waits for the deliveries queued before it: what
+    /// waits to be handed out is bounded by the engine's calls already waiting and the events
+    /// one of them makes (one pass over the accounts' deadlines), not by a constant.
     private let deliveries: any EventLoop
     private let encode: @Sendable (AuthEvent) -> Payload
 

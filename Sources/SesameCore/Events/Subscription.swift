@@ -2,11 +2,12 @@ import Synchronization
 
 /// Takes a subscriber's events directly, instead of its queue: for a subscriber that can pass
 /// each one on without waiting (to its connection's event loop), so no task has to wake for
-/// every event. Events arrive in order, one at a time, on the registry's delivery thread, soon
+/// every event. Events arrive in order, one at a time, on the engine's own event loop, soon
 /// after they are published. A delivery is planned when its event is published, so a sink may
 /// still be handed a few events after it returned false or its subscription was cancelled, and
-/// must refuse them itself. It must never wait for the engine or for a task: a publisher may be
-/// waiting for it. A class, so that the registry keeps a 16-byte class existential for every
+/// must refuse them itself. It must never wait, for the engine, a task or anything else: the
+/// engine's next change waits for it, and a sink that hangs stops every change (and the
+/// watchdog then restarts sesamed). A class, so that the registry keeps a 16-byte class existential for every
 /// subscriber, not a 40-byte one.
 public protocol EventSink<Payload>: AnyObject, Sendable {
     /// What an event is, as published.

@@ -152,8 +152,8 @@ struct EventsInterface: VarlinkInterface {
     }
 
     /// Leaves the subscription's live events to the call's reply stream: each is handed to the
-    /// stream by the registry's delivery thread, with no task waiting for it, on a connection and in process
-    /// alike. When the stream ends, the subscription is cancelled and its per-user slot released.
+    /// stream on the engine's event loop, with no task waiting for it, on a connection and in
+    /// process alike. When the stream ends, the subscription is cancelled and its per-user slot released.
     private func handOff(
         _ subscription: Subscription<EventReply.Encoded>,
         _ context: VarlinkCallContext,
@@ -181,8 +181,8 @@ struct EventsInterface: VarlinkInterface {
 
 /// A subscriber's events, passed to its connection as they are published, each checked again
 /// against the policy and the caller's groups before it is sent. Looking the groups up anew
-/// (after a reload, or when old) may block (NSS, LDAP), and `deliver` runs on the registry's
-/// one delivery thread, which every subscriber waits on: so a stale identity is looked up by
+/// (after a reload, or when old) may block (NSS, LDAP), and `deliver` runs on the engine's
+/// event loop, which every subscriber and every change waits on: so a stale identity is looked up by
 /// a task of the subscriber's own, and its events are held back, in order, until that is done
 /// (at most `holdLimit` of them: past that the subscriber has fallen behind).
 private final class StreamedEvents: EventSink {

@@ -80,7 +80,7 @@ public struct VarlinkCallContext: Sendable {
     /// gone), `isReading` says after each reply of a reply stream whether the caller keeps up
     /// (false counts as a peer whose socket is full), and calls given the same `scope` act as
     /// calls on one connection. A reply stream calls both on the thread that sends, which for a
-    /// subscription is the event registry's delivery thread, one for every subscriber: they
+    /// subscription is the engine's event loop, one for every subscriber and every change: they
     /// must take their reply and return, never wait or call back into the daemon.
     public init(
         peer: PeerCredentials,
