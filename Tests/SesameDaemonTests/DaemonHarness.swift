@@ -60,12 +60,11 @@ final class DaemonHarness {
 
     /// Imports tokens about `subject` as `uid`, as an app hands them over, and returns the account.
     func imported(subject: String = "alice", expiresIn: Int64 = 3600, as uid: UInt32 = 1000) async throws -> Account {
-        let parameters = ImportTokensParameters(
-            provider: provider.name,
+        let parameters = provider.importParameters(
             subject: subject,
-            displayName: nil,
-            owner: nil,
-            tokens: Tokens(accessToken: "AT-1", refreshToken: "RT-1", expiresIn: expiresIn)
+            access: "AT-1",
+            refresh: "RT-1",
+            expiresIn: expiresIn
         )
         return try await call(AccountsContract.interface, "ImportTokens", parameters, as: uid)
             .reply(as: LoggedInReply.self).account

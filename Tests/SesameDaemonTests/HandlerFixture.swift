@@ -84,12 +84,11 @@ struct HandlerFixture {
     func importTokens(subject: String, as uid: UInt32 = 1000, expiresIn: Int64 = 3600) async throws
         -> InProcessCall.Outcome
     {
-        let parameters = ImportTokensParameters(
-            provider: provider.name,
+        let parameters = provider.importParameters(
             subject: subject,
-            displayName: nil,
-            owner: nil,
-            tokens: Tokens(accessToken: "AT-\(subject)", refreshToken: "RT-\(subject)", expiresIn: expiresIn)
+            access: "AT-\(subject)",
+            refresh: "RT-\(subject)",
+            expiresIn: expiresIn
         )
         return try await accounts(AccountsContract.importTokens, parameters, as: uid)
     }

@@ -107,3 +107,17 @@ final class ScriptedProvider: ProviderAdapter {
         return try script.withLock { $0.refresh }.get()
     }
 }
+
+extension ScriptedProvider {
+    /// ImportTokens' parameters for tokens of this provider about `subject`, owned by the caller.
+    func importParameters(subject: String, access: String, refresh: String, expiresIn: Int64) -> ImportTokensParameters
+    {
+        ImportTokensParameters(
+            provider: name,
+            subject: subject,
+            displayName: nil,
+            owner: nil,
+            tokens: Tokens(accessToken: access, refreshToken: refresh, expiresIn: expiresIn)
+        )
+    }
+}
