@@ -40,6 +40,12 @@ let package = Package(
         .systemLibrary(name: "CProcessHardening"),
         // Header only: the Linux timer that tells sesamed the wall clock was set or it resumed.
         .systemLibrary(name: "CWallClock"),
+        // The wire at the base, on the C library and the standard library alone (no NIO, no
+        // Foundation): Varlink's JSON values, errors and typed methods, the strict JSON scan
+        // sesamed checks every message with, one call made with blocking system calls, and where
+        // sesamed listens. A program of this module alone (sesamectl's token shortcut) starts as
+        // fast as a C client and stays small.
+        .target(name: "SesameWire", plugins: ["RefuseFoundation"]),
         // The session engine runs on an event loop of its own (NIOCore names it; the daemon and the
         // tests make it), where saving may block without holding up a thread of the pool.
         .target(
@@ -47,21 +53,18 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             plugins: ["RefuseFoundation"]
         ),
-        // One call to sesamed with blocking system calls, and what it needs (where sesamed
-        // listens, the wire's strict JSON scan): the C library only, no event loop, no engine, no
-        // Foundation, so that a program made of it alone (sesamectl's token shortcut) starts as
-        // fast as a C client and stays small.
-        .target(name: "SesameOneShot", plugins: ["RefuseFoundation"]),
         .target(
             name: "SesameCoreTesting",
             dependencies: ["SesameCore", .product(name: "NIOPosix", package: "swift-nio")]
         ),
-        // The Varlink contract, written once for the daemon and SesameClient: no NIO, no libsystemd.
-        .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameVarlink"], plugins: ["RefuseFoundation"]),
+        // The Varlink contract, written once for the daemon and SesameClient: typed methods on the
+        // wire and the engine's types, no transport (NIOCore only through SesameCore), no libsystemd.
+        .target(name: "SesameProtocol", dependencies: ["SesameCore", "SesameWire"], plugins: ["RefuseFoundation"]),
+        // Varlink's transports on NIO: the server, the client, framing into NIO's buffers.
         .target(
             name: "SesameVarlink",
             dependencies: [
-                "CPeerCredentials", "SesameOneShot",
+                "CPeerCredentials", "SesameWire",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -107,7 +110,7 @@ let package = Package(
             dependencies: [
                 "CSystemd", "CProcessHardening", "CWallClock",
                 "SesameCore",
-                "SesameOneShot",
+                "SesameWire",
                 "SesameStore",
                 "SesameProtocol",
                 "SesameProviders",
@@ -141,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "fuzz-varlink",
             dependencies: [
-                "SesameFuzzing", "SesameOneShot", "SesameProtocol", "SesameVarlink",
+                "SesameFuzzing", "SesameWire", "SesameProtocol", "SesameVarlink",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -163,7 +166,7 @@ let package = Package(
         ),
         .target(
             name: "SesameClient",
-            dependencies: ["SesameCore", "SesameOneShot", "SesameProtocol", "SesameVarlink"],
+            dependencies: ["SesameCore", "SesameWire", "SesameProtocol", "SesameVarlink"],
             plugins: ["RefuseFoundation"]
         ),
         .executableTarget(
@@ -171,7 +174,7 @@ let package = Package(
             dependencies: [
                 "SesameDaemon",
                 "SesameCore",
-                "SesameOneShot",
+                "SesameWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -202,13 +205,16 @@ let package = Package(
         ),
         // `sesamectl` as people and scripts run it: answers `sesamectl token ACCOUNT` itself, with
         // one blocking call, and hands every other command line to sesamectl-commands (exec, the
-        // same process). Linked of SesameOneShot alone and fully static, so it starts in well under
+        // same process). Linked of the wire alone and fully static, so it starts in well under
         // a millisecond, where a program linking the event loop, Foundation and the command
         // parser took several. Not a link setting of the release build: the debug build the
         // unit tests use runs the same program.
+        // The one command line sesamectl answers itself, and its one call: a library, so that the
+        // unit tests can link it (a test bundle cannot link a static executable).
+        .target(name: "SesamectlShortcut", dependencies: ["SesameWire"], plugins: ["RefuseFoundation"]),
         .executableTarget(
             name: "sesamectl",
-            dependencies: ["SesameOneShot"],
+            dependencies: ["SesameWire", "SesamectlShortcut"],
             linkerSettings: [.unsafeFlags(["-static-executable"])],
             plugins: ["RefuseFoundation"]
         ),
@@ -216,7 +222,7 @@ let package = Package(
         .executableTarget(
             name: "sesamectl-commands",
             dependencies: [
-                "SesameOneShot",
+                "SesameWire",
                 "CPeerCredentials",
                 "CQREncode",
                 "SesameClient",
@@ -235,16 +241,19 @@ let package = Package(
             dependencies: ["SesameCore", "SesameCoreTesting", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(name: "FoundationCheckTests", dependencies: ["sesame-foundation-check"]),
-        .testTarget(name: "sesamectlTests", dependencies: ["sesamectl-commands", "SesameOneShot"]),
+        .testTarget(
+            name: "sesamectlTests",
+            dependencies: ["SesamectlShortcut", "sesamectl-commands", "SesameProtocol", "SesameWire"]
+        ),
         .testTarget(name: "SesameCredentialHelperTests", dependencies: ["SesameCredentialHelper"]),
         .testTarget(
             name: "SesameProtocolTests",
-            dependencies: ["SesameProtocol", "SesameCore"]
+            dependencies: ["SesameProtocol", "SesameCore", "SesameVarlink", "SesameWire"]
         ),
         .testTarget(
             name: "SesameClientTests",
             dependencies: [
-                "SesameClient", "SesameCore", "SesameOneShot", "SesameProtocol", "SesameVarlink",
+                "SesameClient", "SesameCore", "SesameWire", "SesameProtocol", "SesameVarlink",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -255,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "SesameVarlinkTests",
             dependencies: [
-                "SesameVarlink", "SesameVarlinkTesting", "SesameOneShot",
+                "SesameVarlink", "SesameVarlinkTesting", "SesameWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),

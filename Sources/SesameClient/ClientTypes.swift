@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 // The contract's types (SesameProtocol), under the names programs know them by.
 

@@ -1,7 +1,7 @@
 import FoundationEssentials
-import SesameOneShot
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 extension SesameClient {
     /// `accessToken(for:scopes:audience:resource:)` on a connection of its own, made and read with

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import SesameCore
-import SesameOneShot
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc

@@ -2,10 +2,10 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import SesameCore
-import SesameOneShot
 import SesameProtocol
 import SesameStore
 import SesameVarlink
+import SesameWire
 import UnixSignals
 
 /// The engine as the daemon runs it: events are encoded once into Varlink replies.

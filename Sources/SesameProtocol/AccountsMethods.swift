@@ -1,6 +1,6 @@
 import FoundationEssentials
 import SesameCore
-import SesameVarlink
+import SesameWire
 
 /// `io.sesame.Accounts`: its methods, and the parameters and reply of each.
 public enum AccountsContract {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import SesameCore
-import SesameVarlink
+import SesameWire
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.
 public enum EventsContract {

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SesameVarlink
+import SesameWire
 
 /// `io.sesame.Shares`: a few accounts' access tokens offered on a socket of their owner's
 /// (`sesamectl share`), without the rest of what the owner may do.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SesameVarlink
+import SesameWire
 import Synchronization
 
 /// Calls a `VarlinkInterface`'s method in-process, as a given peer, with typed parameters,

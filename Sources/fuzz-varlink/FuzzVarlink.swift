@@ -1,9 +1,9 @@
 import Foundation
 import NIOCore
 import SesameFuzzing
-import SesameOneShot
 import SesameProtocol
 @_spi(Fuzzing) import SesameVarlink
+import SesameWire
 
 /// A method's parameter and reply types.
 private typealias Signature = (parameters: any Codable.Type, reply: any Codable.Type)
@@ -106,21 +106,21 @@ private func readFrame(
     checkTokenReply(Array(frame.readableBytesView))
 }
 
-/// `sesamectl token` reads a reply without a JSON decoder: what it reads as a token or an error
-/// must be what Foundation reads there.
+/// `sesamectl token` reads a reply without a JSON decoder (`ScannedReply`): what it reads as an
+/// error or a string parameter must be what Foundation reads there.
 private func checkTokenReply(_ bytes: [UInt8]) {
-    let read = GetTokenWire.reply(bytes)
-    guard read != .unread else { return }
+    guard let read = ScannedReply(bytes) else { return }
     let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
-    precondition(object != nil, "a reply read as a token or an error is not a JSON object to Foundation")
-    let token = (object?["parameters"] as? [String: Any])?["accessToken"] as? String
-    switch read {
-    case .error: precondition(object?["error"] is String, "a reply read as an error has no error to Foundation")
-    case .token(let text):
-        // Bytes, not String equality, which would let canonically equivalent tokens pass.
-        precondition(object?["error"] == nil, "a reply read as a token has an error to Foundation")
-        precondition(token.map { Array($0.utf8) } == Array(text.utf8), "a token Foundation reads otherwise")
-    case .unread: break
+    precondition(object != nil, "a reply the scan reads is not a JSON object to Foundation")
+    // Bytes, not String equality, which would let canonically equivalent texts pass.
+    precondition(
+        read.error.map { Array($0.utf8) } == (object?["error"] as? String).map { Array($0.utf8) },
+        "an error Foundation reads otherwise"
+    )
+    if let token = read.stringParameter("accessToken") {
+        let parameters = object?["parameters"] as? [String: Any]
+        let foundation = parameters?["accessToken"] as? String
+        precondition(foundation.map { Array($0.utf8) } == Array(token.utf8), "a token Foundation reads otherwise")
     }
 }
 

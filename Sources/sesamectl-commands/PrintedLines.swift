@@ -1,5 +1,5 @@
 import Glibc
-import SesameOneShot
+import SesameWire
 
 /// Writes one line to standard error.
 func printError(_ line: String) {

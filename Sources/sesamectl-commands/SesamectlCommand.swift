@@ -2,8 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameCore
-import SesameOneShot
 import SesameProtocol
+import SesameWire
 
 /// `sesamectl`: shows and drives what sesamed does. This is sesamectl-commands, which has every
 /// command; the program named sesamectl answers `token ACCOUNT` itself and runs this one in its

@@ -1,6 +1,6 @@
 import Dispatch
 import FoundationEssentials
-import SesameOneShot
+import SesameWire
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SesameOneShot
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc

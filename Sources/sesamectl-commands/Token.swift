@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameCore
-import SesameOneShot
+import SesameWire
 
 /// `sesamectl token ACCOUNT`: a current access token (or ID token), for scripts and for the
 /// tools that run a command to get one (kubectl's exec plugins).

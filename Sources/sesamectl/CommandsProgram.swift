@@ -1,5 +1,5 @@
 import Glibc
-import SesameOneShot
+import SesameWire
 
 /// sesamectl-commands, the program with every command of sesamectl's, which this one runs in its
 /// own place for every command line but the shortcuts.

@@ -1,10 +1,14 @@
 import Glibc
-import SesameOneShot
+import SesameWire
+import SesamectlShortcut
 
 /// `sesamectl`: prints an account's token at once for `sesamectl token ACCOUNT`, the command
 /// scripts and other tools run most, and its version for `sesamectl --version`, and runs
 /// sesamectl-commands in its place for everything else (the same process, the same arguments),
-/// a GetToken that failed included: that program asks again and words what went wrong.
+/// a GetToken that failed included: that program asks again and words what went wrong and what
+/// to do next (the login command, which names the account's provider, or how to start sesamed).
+/// (A refresh that failed is not tried again by that second call: sesamed backs off after a
+/// failed refresh.)
 @main
 enum Sesamectl {
     /// Answers a shortcut when it can, else hands the command line over.
@@ -13,28 +17,9 @@ enum Sesamectl {
         if arguments.elementsEqual(["--version"]) {
             exit(Output.write(SesameVersion.current + "\n", to: STDOUT_FILENO) ? 0 : 1)
         }
-        if let shortcut = TokenShortcut(arguments: Array(arguments)), let token = accessToken(shortcut) {
+        if let shortcut = TokenShortcut(arguments: Array(arguments)), let token = shortcut.accessToken() {
             exit(Output.write(token + "\n", to: STDOUT_FILENO) ? 0 : 1)
         }
         CommandsProgram.run()
-    }
-
-    /// The account's access token, or nil when asking for it failed in any way. A failure is
-    /// not worded here: sesamectl-commands asks again and says what went wrong and what to do
-    /// next (the login command, which names the account's provider, or how to start sesamed),
-    /// in the same words as for every other command. (A refresh that failed is not tried again
-    /// by that second call: sesamed backs off after a failed refresh.)
-    private static func accessToken(_ shortcut: TokenShortcut) -> String? {
-        let received: [UInt8]
-        do {
-            received = try OneShotExchange.exchange(
-                GetTokenWire.frame(account: shortcut.account),
-                unixSocketPath: shortcut.socket ?? SocketPaths.forClients()
-            )
-        } catch {
-            return nil
-        }
-        guard case .token(let token) = GetTokenWire.reply(received) else { return nil }
-        return token
     }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Logging
 import SesameCore
 import SesameDaemon
-import SesameOneShot
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc

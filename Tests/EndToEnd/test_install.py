@@ -194,7 +194,7 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
     env = {**ENV, "SESAME_LINTIAN": "no", "SESAME_DEB_COMPRESSION": "gzip"}
     built = run(REPO / "scripts" / "package", out, env=env, timeout=900)
     version = re.search(r'static let current = "([^"]+)"',
-                        (REPO / "Sources/SesameOneShot/SesameVersion.swift").read_text()).group(1)
+                        (REPO / "Sources/SesameWire/SesameVersion.swift").read_text()).group(1)
     arch = run("dpkg", "--print-architecture").stdout.strip()
     deb = out / f"sesame_{version}_{arch}.deb"
     assert built.stdout.strip() == str(deb) and deb.is_file()

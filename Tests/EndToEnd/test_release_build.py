@@ -84,9 +84,9 @@ def test_the_reproducer_shows_the_toolchain_fault():
 # The modules sesamectl and sesamed are made of: each imports at most FoundationEssentials, never
 # Foundation, whose internationalization part links ICU and its data into a static binary
 # (sesamectl was 62 MB stripped with it, 19 MB without; sesamed 77 MB and 34 MB). sesamectl, and
-# SesameOneShot that it is made of, import no Foundation at all (6.7 MB; 13.8 MB with
+# SesameWire that it is made of, import no Foundation at all (6.7 MB; 13.8 MB with
 # FoundationEssentials' JSON coders).
-SHIPPED_MODULES = ("sesamectl", "sesamectl-commands", "SesameOneShot", "SesameClient", "SesameProtocol", "SesameCore", "SesameVarlink",
+SHIPPED_MODULES = ("sesamectl", "sesamectl-commands", "SesameWire", "SesameClient", "SesameProtocol", "SesameCore", "SesameVarlink",
                    "sesamed", "SesameDaemon", "SesameProviders", "SesameStore")
 
 

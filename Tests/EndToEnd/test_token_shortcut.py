@@ -42,10 +42,11 @@ def test_the_token_comes_from_sesamectl_alone_in_every_spelling_of_the_socket(da
         assert outcome(result) == (0, "AT-shortcut-alice\n", ""), args
 
 
-def test_a_token_or_account_the_shortcut_does_not_read_exactly_is_left_to_sesamectl_commands(daemon, alone):
+def test_a_token_the_shortcut_does_not_read_exactly_is_left_to_sesamectl_commands(daemon, alone):
     """sesamectl reads replies without a JSON decoder: a token with an escape in its JSON text
-    (a quote, a backslash) and an account with a quote in it are read by sesamectl-commands,
-    which sesamectl alone cannot run."""
+    (a quote, a backslash) is read by sesamectl-commands, which sesamectl alone cannot run. An
+    account with a quote is written escaped, and the daemon's answer (no such account) is worded
+    by sesamectl-commands as every failure is."""
     token = 'AT-"quoted"\\back/slash'
     account = import_tokens(daemon, subject="quoter", access_token=token, expires_in=3600)["id"]
     socket = str(daemon.socket_path)

@@ -4,6 +4,7 @@ import SesameClient
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Testing
 
 @testable import SesameDaemon

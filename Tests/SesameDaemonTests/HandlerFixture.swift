@@ -5,6 +5,7 @@ import SesameCoreTesting
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
+import SesameWire
 import Synchronization
 
 @testable import SesameDaemon

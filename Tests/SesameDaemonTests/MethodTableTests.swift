@@ -4,6 +4,7 @@ import SesameProtocol
 import SesameStore
 import SesameVarlink
 import SesameVarlinkTesting
+import SesameWire
 import Testing
 
 @testable import SesameDaemon

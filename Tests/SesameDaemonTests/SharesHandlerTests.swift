@@ -4,6 +4,7 @@ import SesameCore
 import SesameProtocol
 import SesameVarlink
 import SesameVarlinkTesting
+import SesameWire
 import Testing
 
 @testable import SesameDaemon

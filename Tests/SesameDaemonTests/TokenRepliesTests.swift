@@ -4,6 +4,7 @@ import NIOCore
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Testing
 
 @testable import SesameDaemon

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
+import SesameWire
 import Testing
 
 @testable import SesameVarlink

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SesameWire
 import Testing
 
 @testable import SesameVarlink

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+import SesameWire
 import Testing
 
 @testable import SesameVarlink

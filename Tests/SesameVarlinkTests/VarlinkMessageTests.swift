@@ -1,4 +1,5 @@
 import NIOCore
+import SesameWire
 import Testing
 
 @testable import SesameVarlink

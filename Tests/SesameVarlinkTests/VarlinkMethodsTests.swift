@@ -1,4 +1,5 @@
 import Logging
+import SesameWire
 import Synchronization
 import Testing
 

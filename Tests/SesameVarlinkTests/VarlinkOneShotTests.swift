@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import NIOCore
-import SesameOneShot
+import SesameWire
 import Testing
 
 @testable import SesameVarlink
@@ -20,9 +20,9 @@ import Testing
             guard socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0, &pair) == 0 else { exit(2) }
             close(pair[1])
             do {
-                try OneShotExchange.send(Array("{}\0".utf8), to: pair[0])
+                try BlockingCall.send(Array("{}\0".utf8), to: pair[0])
                 exit(3)
-            } catch OneShotError.connectionClosed {
+            } catch BlockingCallError.connectionClosed {
                 exit(0)
             } catch {
                 exit(4)

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SesameVarlinkTesting
+import SesameWire
 import Synchronization
 import Testing
 

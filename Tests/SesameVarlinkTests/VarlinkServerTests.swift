@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOPosix
+import SesameWire
 import Testing
 
 @testable import SesameVarlink

@@ -1,6 +1,8 @@
 import ArgumentParser
 import SesameCore
-import SesameOneShot
+import SesameProtocol
+import SesameWire
+import SesamectlShortcut
 import Testing
 
 @testable import sesamectl_commands
@@ -84,8 +86,13 @@ struct ArgumentParsingTests {
             TokenShortcut(arguments: ["token", "work", "--socket=/s"])
                 == TokenShortcut(arguments: ["token", "--socket", "/s", "work"])
         )
-        #expect(answered == 3, "the plain line and its two spellings of the socket")
+        #expect(answered == 4, "the plain line, its two spellings of the socket, and an account with a quote")
         #expect(TokenShortcut(arguments: ["token", "work", "--json"]) == nil)
         #expect(TokenShortcut(arguments: ["token", "--", "work"]) == nil)
+    }
+
+    /// sesamectl names the method it calls itself, since it links no contract: it must be the contract's.
+    @Test func theShortcutCallsTheContractsGetToken() {
+        #expect(TokenShortcut.getToken == AccountsContract.getToken.qualifiedName)
     }
 }

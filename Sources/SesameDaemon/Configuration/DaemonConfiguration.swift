@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Logging
-import SesameOneShot
 import SesameProtocol
 import SesameStore
+import SesameWire
 
 /// Everything sesamed needs to know to start; built-in defaults, then the config file, then flags.
 public struct DaemonConfiguration: Sendable, Equatable {

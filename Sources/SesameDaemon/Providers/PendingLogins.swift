@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// Authorization-code logins between `Login` and `CompleteLogin`, keyed by their single-use
 /// `state`. Each belongs to the uid that started it, keeps the adapter it started with (a

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Synchronization
 
 /// The access policy and the per-uid limits in force, and what each uid holds now. A config

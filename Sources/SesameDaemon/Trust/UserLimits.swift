@@ -1,5 +1,6 @@
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 /// How much one uid may hold at once, so that no user can starve the others.
 public struct UserLimits: Sendable, Hashable {

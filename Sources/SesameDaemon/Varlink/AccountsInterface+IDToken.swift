@@ -3,6 +3,7 @@ import SesameCore
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 extension AccountsInterface {
     /// `GetIDToken`: the account's current ID token. An expired one is renewed by a refresh

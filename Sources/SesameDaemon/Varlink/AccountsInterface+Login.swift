@@ -3,6 +3,7 @@ import SesameCore
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// How accounts come to be: `Login`, `CompleteLogin` and `ImportTokens`.
 extension AccountsInterface {

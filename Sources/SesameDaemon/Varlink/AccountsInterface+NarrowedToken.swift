@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 extension AccountsInterface {
     /// `GetToken` with scopes, an audience or a resource: a token made for that alone, by token

@@ -3,6 +3,7 @@ import SesameCore
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// `ListProviders` and `RedeemCode`: what a client needs to know to log in with a provider, and
 /// the code handover of logins an app or web page did.

@@ -3,6 +3,7 @@ import SesameCore
 import SesameProtocol
 import SesameStore
 import SesameVarlink
+import SesameWire
 
 /// `io.sesame.Admin`: root-only maintenance.
 struct AdminInterface: VarlinkInterface {

@@ -1,5 +1,6 @@
 import SesameCore
 import SesameVarlink
+import SesameWire
 
 /// The process on the other end of a call, and what the access policy in force lets it do.
 struct Caller: Sendable {

@@ -2,6 +2,7 @@ import Logging
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Synchronization
 
 /// `io.sesame.Events`: subscriptions to changes of login sessions.

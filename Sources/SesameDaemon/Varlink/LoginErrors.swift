@@ -1,6 +1,7 @@
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// The login errors of `io.sesame.Accounts`, mapped to Varlink in one place.
 enum VarlinkLoginError: Error, VarlinkErrorConvertible {

@@ -1,6 +1,7 @@
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 
 extension VarlinkError {
     /// The reply for one of the contract's named errors (`ContractError`, the one mapping).

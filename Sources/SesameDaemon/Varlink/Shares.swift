@@ -3,6 +3,7 @@ import Logging
 import SesameCore
 import SesameProtocol
 import SesameVarlink
+import SesameWire
 import Synchronization
 
 /// One open share: whose it is, which accounts it offers, until when, and, once it has ended, why.

@@ -4,6 +4,7 @@ import SesameCore
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// `io.sesame.Shares`: opening a share of some accounts (`Open`, held for the share's life by the
 /// owner's relay, `sesamectl share`) and making a connection the share's (`Join`). The relay is

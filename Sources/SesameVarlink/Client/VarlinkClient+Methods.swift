@@ -1,3 +1,5 @@
+import SesameWire
+
 /// Calls of a `VarlinkMethod`: its parameters and reply as the method's types, so a call cannot
 /// send or expect another method's.
 extension VarlinkClient {

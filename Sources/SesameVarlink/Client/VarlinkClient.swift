@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-import SesameOneShot
+import SesameWire
 
 /// Why a client call did not get a reply.
 public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertible {

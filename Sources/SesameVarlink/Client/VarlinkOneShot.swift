@@ -1,8 +1,8 @@
 import NIOCore
-import SesameOneShot
+import SesameWire
 
 /// One call on a connection of its own, made with blocking system calls on the calling thread
-/// (`OneShotExchange`): for a program that makes a single call and exits, which then starts no
+/// (`BlockingCall`): for a program that makes a single call and exits, which then starts no
 /// event loop. The same wire, connect and errors as `VarlinkClient`.
 public enum VarlinkOneShot {
     /// Calls `method` on the service at `path` and returns its reply; an error reply is thrown as
@@ -14,11 +14,10 @@ public enum VarlinkOneShot {
         unixSocketPath path: String,
         maximumMessageSize: Int = 16 << 20
     ) throws -> VarlinkReplyMessage {
-        let frame = try VarlinkCall(method: method, parameters: parameters).frame()
         let received: [UInt8]
         do {
-            received = try OneShotExchange.exchange(
-                Array(frame.readableBytesView),
+            received = try BlockingCall.exchange(
+                BlockingCall.frame(method, parameters: parameters),
                 unixSocketPath: path,
                 maximumMessageSize: maximumMessageSize
             )
@@ -46,12 +45,13 @@ public enum VarlinkOneShot {
 extension VarlinkClientError {
     /// How a one-shot call to `path` that got no reply is reported, in the words of a
     /// `VarlinkClient`'s own failures.
-    public init(path: String, _ failure: OneShotError) {
+    public init(path: String, _ failure: BlockingCallError) {
         switch failure {
         case .cannotConnect(let failure):
             self.init(connecting: path, IOError(errnoCode: failure.code, reason: failure.step))
         case .connectionClosed: self = .connectionClosed
         case .replyTooLarge(let limit): self = .invalidReply("a reply longer than \(limit) bytes")
+        case .invalidReply: self = .invalidReply("not a Varlink reply")
         }
     }
 }

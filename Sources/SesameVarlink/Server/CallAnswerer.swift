@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import SesameWire
 
 /// How a server answers a call it has read: from the dispatch table (`VarlinkMethods`) of the
 /// interface that names it, on the spot when the method can, else by its handler; every error

@@ -1,3 +1,4 @@
+import SesameWire
 import Synchronization
 
 /// What a connection may call once a service has narrowed it: a connection handed on to a less

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Dispatch
 import NIOCore
+import SesameWire
 
 /// Where large messages are parsed: one serial queue of their own, off the cooperative pool that
 /// answers every connection. Checking and decoding a message costs time in proportion to its

@@ -1,4 +1,5 @@
 import NIOCore
+import SesameWire
 
 /// How a connection ends: after a protocol error, a failed frame or its peer's end of input,
 /// once everything written has been sent.

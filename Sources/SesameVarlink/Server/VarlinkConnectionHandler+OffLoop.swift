@@ -1,4 +1,5 @@
 import NIOCore
+import SesameWire
 
 /// Calls answered off the event loop: by a task on the pool, through a stream that goes on
 /// without one, or parsed on the large-message lane first.

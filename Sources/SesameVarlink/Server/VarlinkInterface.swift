@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import SesameWire
 
 /// One Varlink interface a server answers: its name, its description text, and its methods.
 public protocol VarlinkInterface: Sendable {

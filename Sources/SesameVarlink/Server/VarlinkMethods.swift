@@ -1,4 +1,4 @@
-import SesameOneShot
+import SesameWire
 
 /// What a handler answers a call of a method whose reply is `Reply`: a reply of that type, one
 /// encoded earlier and kept, or, for a streaming call, the stream the call goes on through.

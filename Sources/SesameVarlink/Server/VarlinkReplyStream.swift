@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import SesameWire
 import Synchronization
 
 /// The intermediate replies of one streaming call, sent from any thread without waiting: each

@@ -1,12 +1,7 @@
 import FoundationEssentials
+import SesameWire
 
 extension JSONValue {
-    /// Compact JSON text of this value, for messages and logs.
-    public var compactText: String {
-        guard let data = try? JSONCoding.encode(self) else { return "<unencodable>" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// Decodes this value into a `Decodable` type.
     public func decode<T: Decodable>(as type: T.Type) throws -> T {
         try JSONCoding.decode(type, from: JSONCoding.encode(self))

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SesameOneShot
+import SesameWire
 
 /// A call's envelope as received — `{"method": …, "parameters": {…}, "more": …, "oneway": …,
 /// "upgrade": …}` — read from the members `JSONShape` found, without a JSON decoder: the

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import NIOCore
-import SesameOneShot
+import SesameWire
 
 /// One method call as received from a peer: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
 public struct VarlinkCall: Sendable {

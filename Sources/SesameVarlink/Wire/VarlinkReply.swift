@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NIOCore
+import SesameWire
 
 /// The parameters of one successful reply, already encoded, so one event can be sent to many
 /// subscribers without encoding it again.

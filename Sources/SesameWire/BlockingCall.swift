@@ -4,14 +4,40 @@ import Glibc
 /// thread: for a program that makes a single call and exits (`sesamectl token`), which then starts
 /// no event loop and none of its threads, the larger part of such a program's run. It needs
 /// nothing but the C library, so such a program can be linked of this module alone.
-public enum OneShotExchange {
+public enum BlockingCall {
+    /// Calls `method` with `parameters` on the service at `path` and returns its reply, checked
+    /// by the same scan sesamed checks every call with; an error reply is returned, not thrown
+    /// (`ScannedReply.error`). Blocks the calling thread until the reply has come.
+    public static func call(
+        _ method: String,
+        parameters: [String: JSONValue] = [:],
+        unixSocketPath path: String,
+        maximumMessageSize: Int = 16 << 20
+    ) throws(BlockingCallError) -> ScannedReply {
+        let received = try exchange(
+            frame(method, parameters: parameters),
+            unixSocketPath: path,
+            maximumMessageSize: maximumMessageSize
+        )
+        guard let reply = ScannedReply(received) else { throw .invalidReply }
+        return reply
+    }
+
+    /// A call's whole message, its NUL included: `{"method":…,"parameters":{…}}` (Varlink's call
+    /// envelope, with neither `more` nor `oneway`, for one call that wants one reply).
+    public static func frame(_ method: String, parameters: [String: JSONValue]) -> [UInt8] {
+        var text: [UInt8] = []
+        JSONValue.object(["method": .string(method), "parameters": .object(parameters)]).append(to: &text)
+        return text + [0]
+    }
+
     /// Sends `frame` (one whole message, its NUL included) to the service at `path` and returns
     /// the first reply without its NUL. Blocks the calling thread until the reply has come.
     public static func exchange(
         _ frame: [UInt8],
         unixSocketPath path: String,
         maximumMessageSize: Int = 16 << 20
-    ) throws(OneShotError) -> [UInt8] {
+    ) throws(BlockingCallError) -> [UInt8] {
         let descriptor: CInt
         do {
             descriptor = try QueuedConnect.connectWaiting(unixSocketPath: path)
@@ -26,7 +52,7 @@ public enum OneShotExchange {
     /// Writes all of `frame`, retrying after signals and short writes. MSG_NOSIGNAL: a program
     /// making one call starts no event loop, so nothing set SIGPIPE aside, and a peer that has
     /// closed (a share that ended) would end the program without a word instead of failing the call.
-    public static func send(_ frame: [UInt8], to descriptor: CInt) throws(OneShotError) {
+    public static func send(_ frame: [UInt8], to descriptor: CInt) throws(BlockingCallError) {
         var offset = 0
         while offset < frame.count {
             let written = frame.withUnsafeBytes { bytes in
@@ -44,7 +70,7 @@ public enum OneShotExchange {
     /// Reads up to the NUL that ends the first reply, and returns the reply without it; refuses
     /// to hold more than `limit` bytes of it, so a peer cannot make the program allocate without bound.
     /// (The same cut as VarlinkFrameDecoder's, which works on NIO's buffers, not linked here.)
-    private static func receive(from descriptor: CInt, limit: Int) throws(OneShotError) -> [UInt8] {
+    private static func receive(from descriptor: CInt, limit: Int) throws(BlockingCallError) -> [UInt8] {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -61,12 +87,14 @@ public enum OneShotExchange {
     }
 }
 
-/// Why a one-shot call got no reply.
-public enum OneShotError: Error, Sendable, Equatable {
+/// Why a blocking call got no reply.
+public enum BlockingCallError: Error, Sendable, Equatable {
     /// The connect failed (EAGAIN: the listen queue stayed full for `QueuedConnect.busyPatience`).
     case cannotConnect(ConnectError)
     /// The peer closed before the whole reply came.
     case connectionClosed
     /// The reply went on past `limit` bytes without its NUL.
     case replyTooLarge(limit: Int)
+    /// What came back is not a Varlink reply (not a JSON object, or not one the scan accepts).
+    case invalidReply
 }

@@ -26,24 +26,6 @@ public struct VarlinkMethod<Parameters, Reply>: Sendable {
     }
 }
 
-extension VarlinkMethod where Parameters: Encodable {
-    /// The call of this method with `parameters`, as a client sends it.
-    public func call(_ parameters: Parameters, more: Bool = false) throws -> VarlinkCall {
-        VarlinkCall(
-            method: qualifiedName,
-            parameters: try JSONValue(encoding: parameters).objectValue ?? [:],
-            more: more
-        )
-    }
-}
-
-extension VarlinkMethod where Reply: Decodable {
-    /// A reply to a call of this method, as its type.
-    public func reply(from message: VarlinkReplyMessage) throws -> Reply {
-        try message.decode(Reply.self)
-    }
-}
-
 /// What tools and checks read of a method without knowing its types: the fuzzer, which decodes
 /// every method's parameters and replies, and the test of each type against the interface file.
 public protocol VarlinkMethodDescription: Sendable {
