@@ -1,6 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The order scripts/lib/release-build lays sesamed's functions out in, which it makes for the
+// sources it builds and names here for sesamed's link alone: given to every link, as a
+// `swift build -Xlinker` would, it names functions the other programs and the build's own tools
+// lack, and lld warns of each.
+let sesamedLayout: [LinkerSetting] =
+    Context.environment["SESAME_SESAMED_ORDER"].map { order in
+        [.unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(order)"])]
+    } ?? []
+
 let package = Package(
     name: "sesame",
     platforms: [.macOS(.v15)],
@@ -178,6 +187,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            linkerSettings: sesamedLayout,
             plugins: ["RefuseFoundation"]
         ),
         // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.

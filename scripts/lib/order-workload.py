@@ -1,4 +1,4 @@
-"""What scripts/order-sesamed runs sesamed through to see which code a working daemon uses: a
+"""What scripts/lib/order-sesamed runs sesamed through to see which code a working daemon uses: a
 subscriber, an account imported, its token, the account listed and read, and a logout (whose
 revocation fails against the offline provider, as a provider that is down would). Usage:
 order-workload.py SOCKET."""

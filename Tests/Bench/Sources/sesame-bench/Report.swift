@@ -77,7 +77,7 @@ struct Report {
               `GetToken` with a token, and a signal emitted to subscribers with a match rule; the CPU
               figure is the bus's only (the service's is a context row). *sesamed*: the release binary
               as scripts/install builds it (scripts/lib/release-build: the Swift runtime linked in, the
-              code laid out in the order scripts/order-sesamed recorded) with a config in a temporary directory, limits raised for 10,000 subscribers, the end-to-end
+              code laid out in the order scripts/lib/order-sesamed records) with a config in a temporary directory, limits raised for 10,000 subscribers, the end-to-end
               tests' offline provider, and one account imported with `ImportTokens`.
             - **Sizes.** GetToken call \(sizes.call) bytes, reply \(sizes.reply) bytes, event \(sizes.event) bytes
               (sesamed's own, each followed by the NUL that ends a Varlink message); the floor sends exactly these sizes, D-Bus about the same
