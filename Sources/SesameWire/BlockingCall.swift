@@ -24,10 +24,13 @@ public enum BlockingCall {
     }
 
     /// A call's whole message, its NUL included: `{"method":…,"parameters":{…}}` (Varlink's call
-    /// envelope, with neither `more` nor `oneway`, for one call that wants one reply).
+    /// envelope, with neither `more` nor `oneway`, for one call that wants one reply), written
+    /// as the wire's encoder writes it: no `parameters` member when there are none.
     public static func frame(_ method: String, parameters: [String: JSONValue]) -> [UInt8] {
+        var envelope: [String: JSONValue] = ["method": .string(method)]
+        if !parameters.isEmpty { envelope["parameters"] = .object(parameters) }
         var text: [UInt8] = []
-        JSONValue.object(["method": .string(method), "parameters": .object(parameters)]).append(to: &text)
+        JSONValue.object(envelope).appendCompactText(to: &text)
         return text + [0]
     }
 

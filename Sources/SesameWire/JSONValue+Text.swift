@@ -4,38 +4,46 @@ extension JSONValue {
     /// a program of this module alone can make a call without linking Foundation.
     public var compactText: String {
         var text: [UInt8] = []
-        append(to: &text)
+        appendCompactText(to: &text)
         return String(decoding: text, as: UTF8.self)
     }
 
     /// Appends the compact text of this value to `text`.
-    func append(to text: inout [UInt8]) {
+    func appendCompactText(to text: inout [UInt8]) {
         switch self {
         case .null: text += Array("null".utf8)
         case .bool(let value): text += Array((value ? "true" : "false").utf8)
         case .int(let value): text += Array(String(value).utf8)
-        // JSON has no infinity or NaN (§6); what cannot be written is written as null.
-        case .double(let value): text += Array((value.isFinite ? value.description : "null").utf8)
+        case .double(let value): text += Self.numberText(value)
         case .string(let value): Self.appendString(value, to: &text)
         case .array(let elements):
             text.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
                 if index > 0 { text.append(UInt8(ascii: ",")) }
-                element.append(to: &text)
+                element.appendCompactText(to: &text)
             }
             text.append(UInt8(ascii: "]"))
         case .object(let members):
             text.append(UInt8(ascii: "{"))
-            // Sorted by their UTF-8 bytes, as JSONEncoder's `.sortedKeys` sorts ASCII names.
+            // Sorted by their UTF-8 bytes, as swift-foundation's JSONEncoder sorts `.sortedKeys`.
             let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for (index, member) in sorted.enumerated() {
                 if index > 0 { text.append(UInt8(ascii: ",")) }
                 Self.appendString(member.key, to: &text)
                 text.append(UInt8(ascii: ":"))
-                member.value.append(to: &text)
+                member.value.appendCompactText(to: &text)
             }
             text.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// `value` as JSONEncoder writes a double: its shortest text that reads back as itself,
+    /// without a `.0` on a whole number. JSON has no infinity or NaN (RFC 8259 §6); where the
+    /// encoder refuses one, this writes null.
+    private static func numberText(_ value: Double) -> [UInt8] {
+        guard value.isFinite else { return Array("null".utf8) }
+        let text = value.description
+        return Array((text.hasSuffix(".0") ? text.dropLast(2) : text[...]).utf8)
     }
 
     /// `value` as a JSON string: the quote, the backslash and the control characters escaped

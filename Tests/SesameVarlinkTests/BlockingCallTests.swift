@@ -20,13 +20,22 @@ import Testing
 
     /// Every kind of value, keys sorted as the encoder sorts them.
     @Test func everyValueIsWrittenAsTheEncoderWritesIt() throws {
+        let doubles: [Double] = [0.5, 1e-7, 1.0, 0.0, -0.0, 1e15, 1e16, -2.5e300, 5e-324, .greatestFiniteMagnitude]
         let value: JSONValue = [
-            "zeta": [1, -2, true, false, .null, .double(0.5), .double(1e-7), "x\u{7F}"],
+            "zeta": [1, -2, .int(.min), .int(.max), true, false, .null, "x\u{7F}"],
+            "doubles": .array(doubles.map(JSONValue.double)),
             "alpha": ["nested": ["b": 2, "a": 1, "B": 3, "_": 4]],
             "Émile": "a/b\"c\\d",
         ]
         #expect(value.compactText == String(decoding: try JSONCoding.encode(value), as: UTF8.self))
         #expect(JSONValue.double(.infinity).compactText == "null")
+    }
+
+    /// A call without parameters has no `parameters` member, as the encoder leaves it out.
+    @Test func aCallWithoutParametersIsWhatTheWireEncoderWrites() throws {
+        let method = "org.varlink.service.GetInfo"
+        let encoded = try CallEnvelope<JSONValue>(method: method, parameters: nil).frame()
+        #expect(BlockingCall.frame(method, parameters: [:]) == encoded)
     }
 
     @Test func aStringParameterIsReadFromTheParameters() throws {
