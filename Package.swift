@@ -6,8 +6,8 @@ import PackageDescription
 // `swift build -Xlinker` would, it names functions the other programs and the build's own tools
 // lack, and lld warns of each.
 let sesamedLayout: [LinkerSetting] =
-    Context.environment["SESAME_SESAMED_ORDER"].map { order in
-        [.unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(order)"])]
+    Context.environment["SESAME_SESAMED_ORDER"].flatMap { order in
+        order.isEmpty ? nil : [.unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(order)"])]
     } ?? []
 
 let package = Package(
@@ -43,7 +43,7 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Header only (struct ucred, accept4), so the wire module and its clients link no libsystemd.
+        // Header only (struct ucred, accept4), so SesameVarlink and its clients link no libsystemd.
         .systemLibrary(name: "CPeerCredentials"),
         // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
         .systemLibrary(name: "CProcessHardening"),
@@ -213,15 +213,15 @@ let package = Package(
                 "SesameCredentialHelper", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // `sesamectl` as people and scripts run it: answers `sesamectl token ACCOUNT` itself, with
-        // one blocking call, and hands every other command line to sesamectl-commands (exec, the
-        // same process). Linked of the wire alone and fully static, so it starts in well under
-        // a millisecond, where a program linking the event loop, Foundation and the command
-        // parser took several. Not a link setting of the release build: the debug build the
-        // unit tests use runs the same program.
         // The one command line sesamectl answers itself, and its one call: a library, so that the
         // unit tests can link it (a test bundle cannot link a static executable).
         .target(name: "SesamectlShortcut", dependencies: ["SesameWire"], plugins: ["RefuseFoundation"]),
+        // `sesamectl` as people and scripts run it: answers `sesamectl token ACCOUNT` itself, with
+        // one blocking call, and hands every other command line to sesamectl-commands (exec, the
+        // same process). Linked of the wire alone and fully static, so it starts as fast as a C
+        // client, where a program linking the event loop, Foundation and the command parser is
+        // several times slower. Not a link setting of the release build: the debug build the
+        // unit tests use runs the same program.
         .executableTarget(
             name: "sesamectl",
             dependencies: ["SesameWire", "SesamectlShortcut"],

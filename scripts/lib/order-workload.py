@@ -1,29 +1,35 @@
 """What scripts/lib/order-sesamed runs sesamed through to see which code a working daemon uses: a
 subscriber, an account imported, its token, the account listed and read, and a logout (whose
 revocation fails against the offline provider, as a provider that is down would). Usage:
-order-workload.py SOCKET."""
+order-workload.py SOCKET PID, the pid that of the sesamed listening there."""
 
 import json
+import os
 import socket
 import sys
 import time
 
 
-def connect(path):
-    for _ in range(1200):  # under callgrind sesamed takes seconds to listen
+def connect(path, daemon):
+    """Under callgrind sesamed takes seconds to listen, more on a busy machine: wait for as long
+    as it runs."""
+    while True:
         try:
             connection = socket.socket(socket.AF_UNIX)
             connection.connect(path)
             return connection
         except OSError:
             connection.close()
+            try:
+                os.kill(daemon, 0)
+            except ProcessLookupError:
+                sys.exit(f"order-workload: sesamed (pid {daemon}) stopped before it listened on {path}")
             time.sleep(0.1)
-    sys.exit(f"order-workload: nothing listens on {path}")
 
 
 class Peer:
-    def __init__(self, path):
-        self.connection = connect(path)
+    def __init__(self, path, daemon):
+        self.connection = connect(path, daemon)
         self.pending = b""
 
     def call(self, method, parameters, more=False):
@@ -46,10 +52,10 @@ class Peer:
         return reply.get("parameters", {})
 
 
-def main(path):
-    subscriber = Peer(path)
+def main(path, daemon):
+    subscriber = Peer(path, daemon)
     subscriber.call("io.sesame.Events.Subscribe", {}, more=True)
-    caller = Peer(path)
+    caller = Peer(path, daemon)
     caller.call("org.varlink.service.GetInfo", {})
     tokens = {"accessToken": "t" * 1024, "refreshToken": "r" * 64, "expiresIn": 86400}
     imported = caller.call("io.sesame.Accounts.ImportTokens", {"provider": "google", "subject": "order", "tokens": tokens})
@@ -64,4 +70,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]))
