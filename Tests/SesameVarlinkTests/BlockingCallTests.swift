@@ -20,7 +20,9 @@ import Testing
 
     /// Every kind of value, keys sorted as the encoder sorts them.
     @Test func everyValueIsWrittenAsTheEncoderWritesIt() throws {
-        let doubles: [Double] = [0.5, 1e-7, 1.0, 0.0, -0.0, 1e15, 1e16, -2.5e300, 5e-324, .greatestFiniteMagnitude]
+        let doubles: [Double] = [
+            0.5, 1e-7, 1.0, 0.0, -0.0, 1e15, 1e16, -2.5e300, .leastNonzeroMagnitude, .infinity.nextDown,
+        ]
         let value: JSONValue = [
             "zeta": [1, -2, .int(.min), .int(.max), true, false, .null, "x\u{7F}"],
             "doubles": .array(doubles.map(JSONValue.double)),
