@@ -91,6 +91,9 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
 struct ConnectionFixture {
     let channel = NIOAsyncTestingChannel()
     let connections = OpenConnections()
+    /// What the connection reports of a stop, and the tasks it starts, as its server holds them.
+    let stopReport: StopReport
+    let tasks: OffLoopTasks
     let releases = Releases()
     let reads = ReadCounter()
 
@@ -108,6 +111,7 @@ struct ConnectionFixture {
             maximumMessageSize: maximumMessageSize,
             unfinished: UnfinishedMessages(timeout: .seconds(60), bytesPerUser: 1 << 20)
         )
+        (stopReport, tasks) = (shared.stopReport, shared.tasks)
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/test"))
         guard let id = connections.register(channel) else { throw ChannelError.ioOnClosedChannel }
         // The handler is made on the channel's loop, where it lives (it is not Sendable).

@@ -99,7 +99,7 @@ import Testing
         try await connection.send(steered("Held"), steered("Now"))
         #expect(connection.connections.drain() == 1)
         #expect(try await !connection.isClosed)
-        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(answering: 1))
+        #expect(connection.stopReport.drainedSoFar == StopReport.Drained(answering: 1))
         await connection.releases.release()
         #expect(try await connection.reply() == #"{"parameters":{}}"#)
         try await connection.waitUntilClosed()
@@ -122,7 +122,7 @@ import Testing
         #expect(try await connection.reply() == #"{"parameters":{"at":"once"}}"#)
         #expect(connection.connections.drain() == 1)
         try await connection.waitUntilClosed()
-        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(idle: 1))
+        #expect(connection.stopReport.drainedSoFar == StopReport.Drained(idle: 1))
     }
 
     @Test func aDrainingServerCancelsAStreamingCall() async throws {
@@ -131,7 +131,7 @@ import Testing
         #expect(try await connection.reply() == #"{"continues":true,"parameters":{"i":0}}"#)
         #expect(connection.connections.drain() == 1)
         try await connection.waitUntilClosed()
-        #expect(connection.connections.drainedSoFar == OpenConnections.Drained(streaming: 1))
+        #expect(connection.stopReport.drainedSoFar == StopReport.Drained(streaming: 1))
     }
 
     @Test func aHardStopClosesAConnectionWhoseCallIsBeingAnsweredAndReportsTheCall() async throws {
@@ -142,7 +142,8 @@ import Testing
         await connection.releases.release()
         // Every connection is gone and the call's task has ended: nothing more can be written.
         await connection.connections.allEnded()
-        #expect(connection.connections.takeCutOff() == ["org.example.steered.Held"])
+        await connection.tasks.allEnded()
+        #expect(connection.stopReport.takeCutOff() == ["org.example.steered.Held"])
         #expect(try await connection.repliesSent().isEmpty)
     }
 }

@@ -37,12 +37,63 @@ import Testing
         func read() -> Bool { machine.readRequested() }
         func receive(_ bytes: ByteBuffer) -> Bool { machine.received(bytes) }
         func heldRead() -> Bool { machine.takeHeldRead() }
-        func cameBackToLoop() -> Bool { machine.cameBackToLoop() }
+        func parsedOffLoop() -> Bool { machine.parsedOffLoop() }
         func shouldYield() -> Bool { machine.shouldYield() }
         func resume() -> Bool { machine.resume() }
-        func replied(peerHasRoom: Bool) -> Bool { machine.replied(peerHasRoom: peerHasRoom) }
-        func peerMadeRoom() -> Bool { machine.peerMadeRoom() }
         func beginEnding() -> Bool { machine.beginEnding() }
+        func callAbandoned() -> Bool { machine.callAbandoned() }
+
+        /// Starts the call of the message just served.
+        func start(_ method: String = "org.example.Call", streaming: Bool = false) -> Bool {
+            machine.callStarted(method: method, oneway: false, streaming: streaming)
+        }
+
+        /// A driver whose connection has received `count` calls and is answering the first.
+        static func answering(
+            _ method: String = "org.example.Call",
+            streaming: Bool = false,
+            of count: Int = 1
+        ) -> Driver {
+            let driver = Driver(maximumMessageSize: 1024)
+            _ = driver.machine.received(ByteBuffer(string: String(repeating: "{}\0", count: count)))
+            _ = driver.machine.next()
+            _ = driver.machine.callStarted(method: method, oneway: false, streaming: streaming)
+            return driver
+        }
+
+        /// What follows the reply, by name: "waits" while the peer has no room.
+        func replied(peerHasRoom: Bool) -> String { name(machine.replied(peerHasRoom: peerHasRoom)) }
+        func peerMadeRoom() -> String { name(machine.peerMadeRoom()) }
+
+        /// What a stop asks, by name, with the method of any call it cancels.
+        func stop(_ stop: OpenConnections.Stop) -> String {
+            switch machine.stopRequested(stop) {
+            case .closeNow(let call): "close now" + (call.map { " cancelling \($0.method)" } ?? "")
+            case .cancelStreaming(let call): "cancel \(call.method)"
+            case .letFinish: "let finish"
+            case .nothing: "nothing"
+            }
+        }
+
+        /// The state's name, without what it holds.
+        var state: String {
+            switch machine.state {
+            case .idle: "idle"
+            case .parsing: "parsing"
+            case .answering: "answering"
+            case .waitingForPeer: "waiting for peer"
+            case .yielding: "yielding"
+            case .ending(let call): "ending" + (call.map { " \($0.method)" } ?? "")
+            }
+        }
+
+        private func name(_ after: Machine.AfterCall?) -> String {
+            switch after {
+            case nil: "waits"
+            case .serveNext?: "serve next"
+            case .endConnection?: "end connection"
+            }
+        }
     }
 
     @Test func messagesAreServedOneAtATimeAndNothingIsReadUntilAllAre() {
@@ -51,10 +102,10 @@ import Testing
         #expect(driver.receive(messages(2)))
         #expect(!driver.read())
         #expect(driver.next() == "on loop 16")
-        driver.machine.wentOffLoop(streaming: false)
+        #expect(driver.start())
         #expect(driver.next() == "wait")
         #expect(!driver.heldRead())
-        #expect(driver.cameBackToLoop())
+        #expect(driver.replied(peerHasRoom: true) == "serve next")
         #expect(driver.next() == "on loop 16")
         #expect(driver.next() == "wait")
         #expect(driver.heldRead())
@@ -65,7 +116,7 @@ import Testing
         let driver = Driver(maximumMessageSize: 1 << 20)
         _ = driver.receive(messages(1))
         _ = driver.machine.next()
-        driver.machine.wentOffLoop(streaming: true)
+        #expect(driver.start(streaming: true))
         #expect(driver.machine.mayRead)
         _ = driver.receive(messages(1, size: Machine.streamingReadLimit))
         #expect(!driver.machine.mayRead)
@@ -76,8 +127,8 @@ import Testing
         let driver = Driver(maximumMessageSize: 1 << 20)
         _ = driver.receive(messages(1, size: LargeMessageLane.threshold + 1))
         #expect(driver.next() == "off loop \(LargeMessageLane.threshold + 1)")
-        #expect(driver.machine.state == .offLoop(streaming: false))
-        #expect(driver.cameBackToLoop())
+        #expect(driver.state == "parsing")
+        #expect(driver.parsedOffLoop())
         let half = Machine.bytesInARow / 2
         _ = driver.receive(messages(3, size: half))
         #expect(driver.next() == "on loop \(half)")
@@ -93,7 +144,7 @@ import Testing
             #expect(driver.next() == "on loop 16")
         }
         #expect(driver.shouldYield())
-        #expect(driver.machine.state == .yielding)
+        #expect(driver.state == "yielding")
         #expect(driver.next() == "wait")
         #expect(driver.resume())
         driver.machine.turnBegins()
@@ -105,11 +156,12 @@ import Testing
         let driver = Driver(maximumMessageSize: 1024)
         _ = driver.receive(messages(2))
         _ = driver.machine.next()
-        #expect(!driver.replied(peerHasRoom: false))
+        #expect(driver.start())
+        #expect(driver.replied(peerHasRoom: false) == "waits")
         #expect(driver.next() == "wait")
         #expect(!driver.read())
-        #expect(driver.peerMadeRoom())
-        #expect(!driver.peerMadeRoom())
+        #expect(driver.peerMadeRoom() == "serve next")
+        #expect(driver.peerMadeRoom() == "waits", "no reply waits any more")
         #expect(driver.next() == "on loop 16")
     }
 
@@ -130,7 +182,43 @@ import Testing
         #expect(!driver.beginEnding())
         #expect(driver.next() == "wait")
         #expect(!driver.machine.mayRead)
-        #expect(!driver.cameBackToLoop())
+        #expect(!driver.parsedOffLoop())
         #expect(!driver.resume())
+        #expect(!driver.start(), "no call starts on a connection that is ending")
+    }
+
+    @Test func aGracefulStopClosesAnIdleConnectionAndLetsACallFinishFirst() {
+        let idle = Driver(maximumMessageSize: 1024)
+        #expect(idle.stop(.graceful) == "close now")
+        #expect(idle.state == "ending")
+
+        let busy = Driver.answering("org.example.Slow", of: 2)
+        #expect(busy.state == "answering")
+        #expect(busy.stop(.graceful) == "let finish")
+        #expect(busy.stop(.graceful) == "nothing", "a second stop is no news")
+        #expect(busy.replied(peerHasRoom: false) == "waits")
+        #expect(busy.peerMadeRoom() == "end connection", "the call behind it is not started")
+    }
+
+    @Test func aGracefulStopCancelsAStreamingCallAndAHardOneCutsOffAnyCall() {
+        let streaming = Driver.answering("org.example.Watch", streaming: true)
+        #expect(streaming.stop(.graceful) == "cancel org.example.Watch")
+        #expect(!streaming.callAbandoned(), "the cancelled call ends the connection")
+        #expect(streaming.state == "ending")
+
+        let busy = Driver.answering("org.example.Slow")
+        #expect(busy.stop(.hard) == "close now cancelling org.example.Slow")
+        #expect(busy.state == "ending org.example.Slow", "kept for the report of what was cut off")
+        #expect(busy.stop(.graceful) == "nothing")
+    }
+
+    @Test func anAbandonedCallIsFollowedByTheNextUnlessThePeerHungUp() {
+        let driver = Driver.answering(of: 2)
+        #expect(driver.callAbandoned())
+        #expect(driver.next() == "on loop 2")
+        #expect(driver.start())
+        driver.machine.inputEnded()
+        #expect(!driver.callAbandoned(), "replies to the calls behind it would be read as its own")
+        #expect(driver.state == "ending")
     }
 }

@@ -6,52 +6,47 @@ import Testing
 @testable import SesameVarlink
 
 @Suite struct OpenConnectionsTests {
-    /// A hard stop reports every connection that closes after it began, with what its handler
-    /// says it was answering, and none that ended before.
-    @Test func aHardStopReportsWhatItCutOff() throws {
+    /// Each connection that closes is told how the server was stopping then, so that those a
+    /// hard stop cut off report it, and none that ended before.
+    @Test func aConnectionLearnsAsItClosesWhetherAHardStopCutItOff() throws {
         let connections = OpenConnections()
         let busy = try #require(connections.register(EmbeddedChannel()))
-        let idle = try #require(connections.register(EmbeddedChannel()))
         let finished = try #require(connections.register(EmbeddedChannel()))
-        connections.remove(finished, answering: "org.example.Done")
-
+        #expect(connections.remove(finished) == nil)
         connections.closeAll()
-        connections.remove(busy, answering: "org.example.Slow")
-        connections.remove(idle, answering: nil)
-
-        #expect(connections.takeCutOff().sorted { ($0 ?? "") < ($1 ?? "") } == [nil, "org.example.Slow"])
-        #expect(connections.takeCutOff().isEmpty, "the record is taken once")
+        #expect(connections.remove(busy) == .hard)
+        #expect(connections.remove(busy) == nil, "a connection is forgotten once")
     }
 
     /// A graceful stop after a hard one changes nothing: connections that close are still
-    /// reported cut off, and none is told to stop again.
+    /// cut off, and none is told to stop again.
     @Test func aHardStopIsNeverWeakened() throws {
         let connections = OpenConnections()
         let busy = try #require(connections.register(EmbeddedChannel()))
         #expect(connections.drain() == 1)
         connections.closeAll()
         #expect(connections.drain() == 0)
-        connections.remove(busy, answering: "org.example.Slow")
-        #expect(connections.takeCutOff() == ["org.example.Slow"])
+        #expect(connections.remove(busy) == .hard)
     }
 
     /// A stopped server's `run()` returns only once every connection has closed and every task
     /// answering a call off the loop has ended, not when the last connection closes.
     @Test func allEndedWaitsForConnectionsAndTasks() async throws {
         let connections = OpenConnections()
+        let tasks = OffLoopTasks()
         let open = try #require(connections.register(EmbeddedChannel()))
         let (gate, opening) = AsyncStream<Void>.makeStream()
-        let task = connections.startTask {
+        let task = tasks.start {
             for await _ in gate { break }
         }
         #expect(connections.drain() == 1)
         let finished = Mutex(false)
         let ended = Task {
             await connections.allEnded()
+            await tasks.allEnded()
             finished.withLock { $0 = true }
         }
-        connections.remove(open, answering: nil)
-        #expect(connections.takeCutOff().isEmpty)
+        #expect(connections.remove(open) == .graceful)
         for _ in 0..<100 { await Task.yield() }
         let endedEarly = finished.withLock { $0 }
         #expect(!endedEarly, "a task still runs")
@@ -60,5 +55,19 @@ import Testing
         await ended.value
         // Once stopped and empty, it returns at once.
         await connections.allEnded()
+        await tasks.allEnded()
+    }
+
+    /// The report keeps what each connection said of the stops, and is taken once.
+    @Test func theStopReportTalliesWhatTheConnectionsSaid() {
+        let report = StopReport()
+        report.drained(.closeNow(cancelling: nil))
+        report.drained(.letFinish)
+        report.drained(.nothing)
+        report.cutOff(answering: "org.example.Slow")
+        report.cutOff(answering: nil)
+        #expect(report.drainedSoFar == StopReport.Drained(idle: 1, streaming: 0, answering: 1))
+        #expect(report.takeCutOff().sorted { ($0 ?? "") < ($1 ?? "") } == [nil, "org.example.Slow"])
+        #expect(report.takeCutOff().isEmpty, "the record is taken once")
     }
 }

@@ -1,11 +1,11 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The connections a server has open, so that a stop reaches each of them, and the tasks that
-/// answer calls off the event loops, so that a stopped server returns only once none is left;
-/// and what the connections report of a stop. What a connection is doing is its handler's alone (`VarlinkConnectionHandler`): a stop is
-/// sent down each connection's pipeline (`Stop`), and the handler acts on it on its own loop.
-/// An idle connection (or one with half a call in it) is closed at once, a streaming call is
+/// The connections a server has open, so that a stop reaches each of them, and a stopped
+/// server returns once none is left. What a connection is doing is its handler's alone
+/// (`VarlinkConnectionHandler`, through its state machine): a stop is sent down each
+/// connection's pipeline (`Stop`), and the handler acts on it on its own loop. An idle
+/// connection (or one with half a call in it) is closed at once, a streaming call is
 /// cancelled, and a call being answered is left to finish, until a hard stop closes whatever
 /// is still open.
 final class OpenConnections: Sendable {
@@ -23,33 +23,18 @@ final class OpenConnections: Sendable {
         case hard
     }
 
-    /// What a graceful stop found, as each connection reports it on its loop.
-    struct Drained: Sendable, Equatable {
-        /// Idle connections, closed.
-        var idle = 0
-        /// Streaming calls, cancelled.
-        var streaming = 0
-        /// Calls being answered, left to finish.
-        var answering = 0
-    }
-
     private struct State {
         var channels: [ID: any Channel] = [:]
         var nextID: UInt64 = 0
         var stop: Stop?
-        /// Tasks answering or parsing a call off the loops, still running.
-        var runningTasks = 0
         /// Connections accepted and on their way to an event loop, not yet registered.
         var handingOver = 0
-        var drained = Drained()
-        /// What each connection that a hard stop cut off was doing (nil for an idle one).
-        var cutOff: [String?] = []
-        /// Who waits for every connection and task to end after a stop.
+        /// Who waits for every connection to end after a stop.
         var waiters: [CheckedContinuation<Void, Never>] = []
 
         /// The waiters to resume, once stopping and nothing is left; none otherwise.
         mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
-            guard stop != nil, channels.isEmpty, runningTasks == 0, handingOver == 0 else { return [] }
+            guard stop != nil, channels.isEmpty, handingOver == 0 else { return [] }
             defer { waiters = [] }
             return waiters
         }
@@ -89,29 +74,15 @@ final class OpenConnections: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Forgets a connection that has closed. One that closes after a hard stop began is
-    /// recorded as cut off, with the method of the call it was answering (nil when idle).
-    func remove(_ id: ID, answering method: String?) {
-        let waiters = state.withLockedValue { state in
-            if state.channels.removeValue(forKey: id) != nil, state.stop == .hard {
-                state.cutOff.append(method)
-            }
-            return state.takeWaitersIfDone()
+    /// Forgets a connection that has closed; how the server was stopping then, if it was
+    /// (nil too for a connection not registered).
+    func remove(_ id: ID) -> Stop? {
+        let (stop, waiters) = state.withLockedValue { state in
+            let stop = state.channels.removeValue(forKey: id) == nil ? nil : state.stop
+            return (stop, state.takeWaitersIfDone())
         }
         for waiter in waiters { waiter.resume() }
-    }
-
-    /// Runs `work` in a task on the cooperative pool, counted until it ends.
-    func startTask(_ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        state.withLockedValue { $0.runningTasks += 1 }
-        return Task(executorPreference: globalConcurrentExecutor) {
-            await work()
-            let waiters = self.state.withLockedValue { state in
-                state.runningTasks -= 1
-                return state.takeWaitersIfDone()
-            }
-            for waiter in waiters { waiter.resume() }
-        }
+        return stop
     }
 
     /// How many connections are open.
@@ -128,7 +99,7 @@ final class OpenConnections: Sendable {
 
     /// Ends every connection now, whatever it is doing: each is told to close (pending writes
     /// to a peer that stopped reading are dropped) and to cancel the call it is answering.
-    /// What each was doing is recorded as it closes; `takeCutOff()` tells once all have.
+    /// Each connection that closes from then on reports what it was doing (`StopReport`).
     func closeAll() {
         _ = send(.hard)
     }
@@ -146,17 +117,7 @@ final class OpenConnections: Sendable {
         return channels.count
     }
 
-    /// A connection's report of what a graceful stop found it doing.
-    func drained(_ tally: (inout Drained) -> Void) {
-        state.withLockedValue { tally(&$0.drained) }
-    }
-
-    /// What the graceful stop found, as reported so far.
-    var drainedSoFar: Drained {
-        state.withLockedValue { $0.drained }
-    }
-
-    /// Returns once a stop has begun and every connection and task has ended.
+    /// Returns once a stop has begun and every connection has ended.
     func allEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLockedValue { state in
@@ -164,15 +125,6 @@ final class OpenConnections: Sendable {
                 return state.takeWaitersIfDone()
             }
             for waiter in done { waiter.resume() }
-        }
-    }
-
-    /// The connections cut off by a hard stop, by the method each was answering (nil for idle
-    /// ones); empties the record.
-    func takeCutOff() -> [String?] {
-        state.withLockedValue { state in
-            defer { state.cutOff = [] }
-            return state.cutOff
         }
     }
 }

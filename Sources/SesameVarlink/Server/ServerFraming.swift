@@ -49,7 +49,7 @@ public struct ServerFraming {
                 items.append(.message(frame))
             case .parseOffLoop(let frame):
                 items.append(.message(frame))
-                _ = machine.cameBackToLoop()
+                _ = machine.parsedOffLoop()
             case .refuse(let error):
                 items.append(.failed(error))
                 _ = machine.beginEnding()

@@ -50,6 +50,8 @@ public final class VarlinkServer: Sendable {
 
     private let acceptor: ConnectionAcceptor
     private let connections: OpenConnections
+    private let tasks: OffLoopTasks
+    private let stopReport: StopReport
     private let logger: Logger
     private let boundSocket: (path: String, identity: FileIdentity)?
 
@@ -58,13 +60,15 @@ public final class VarlinkServer: Sendable {
 
     private init(
         acceptor: ConnectionAcceptor,
-        connections: OpenConnections,
+        shared: VarlinkConnectionHandler.Shared,
         endpoint: VarlinkEndpoint,
         boundSocket: (path: String, identity: FileIdentity)?,
         logger: Logger
     ) {
         self.acceptor = acceptor
-        self.connections = connections
+        self.connections = shared.connections
+        self.tasks = shared.tasks
+        self.stopReport = shared.stopReport
         self.endpoint = endpoint
         self.boundSocket = boundSocket
         self.logger = logger
@@ -124,7 +128,7 @@ public final class VarlinkServer: Sendable {
         }
         return VarlinkServer(
             acceptor: acceptor,
-            connections: connections,
+            shared: setUp.shared,
             endpoint: endpoint,
             boundSocket: boundSocket,
             logger: logger
@@ -142,6 +146,8 @@ public final class VarlinkServer: Sendable {
         await withTaskCancellationHandler {
             acceptor.start()
             await connections.allEnded()
+            // No task starts once every connection has ended.
+            await tasks.allEnded()
         } onCancel: {
             self.cutOff()
         }
@@ -171,8 +177,8 @@ public final class VarlinkServer: Sendable {
     /// Says what a graceful stop found the connections doing, and which connections a hard
     /// stop cut off.
     private func logStopped() {
-        let drained = connections.drainedSoFar
-        if drained != OpenConnections.Drained() {
+        let drained = stopReport.drainedSoFar
+        if drained != StopReport.Drained() {
             logger.info(
                 "stopped",
                 metadata: [
@@ -182,7 +188,7 @@ public final class VarlinkServer: Sendable {
                 ]
             )
         }
-        let open = connections.takeCutOff()
+        let open = stopReport.takeCutOff()
         guard !open.isEmpty else { return }
         let calls = open.compactMap { $0 }
         logger.notice(

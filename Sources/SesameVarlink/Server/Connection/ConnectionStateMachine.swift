@@ -2,26 +2,32 @@ import NIOCore
 
 /// What one connection is doing and what it does next, without its channel: the decisions of
 /// `VarlinkConnectionHandler`, which feeds it what happens (bytes, the peer's end, a call
-/// started or answered, the peer's room to read) and carries out the step it answers, as NIO's
-/// own protocol handlers do. Calls are served one at a time in the order they arrived; while
-/// one is off the loop, or its reply waits for the peer, nothing more is read (a streaming call
-/// lets reading go on up to `streamingReadLimit`), so what piles up here stays bounded.
+/// started or answered, a stop, the peer's room to read) and carries out the step it answers,
+/// as NIO's own protocol handlers do. What each state needs is held in that state's case: the
+/// call being answered, with its task or stream, lives only while it is answered. Calls are
+/// served one at a time in the order they arrived; while one is answered, or its reply waits
+/// for the peer, nothing more is read (a streaming call lets reading go on up to
+/// `streamingReadLimit`), so what piles up here stays bounded.
 struct ConnectionStateMachine {
-    /// Whether the next call may start.
-    enum State: Equatable {
+    /// Whether the next call may start, and what the one going on holds.
+    enum State {
         /// Nothing is being answered.
-        case ready
-        /// A task answers a call, or parses a large one, off the loop; behind a streaming call
-        /// reading goes on, so the calls behind it and the peer's end of input are seen.
-        case offLoop(streaming: Bool)
-        /// A reply was written but the peer is not reading: the call counts as being answered
-        /// until the reply has room to leave.
-        case waitingForPeer
+        case idle
+        /// A large message, or one past the connection's share of the loop, is parsed off it.
+        case parsing
+        /// A call is being answered: on the loop, by a task off it, or through a stream that
+        /// goes on without one. Behind a streaming call reading goes on, so the calls behind it
+        /// and the peer's end of input are seen.
+        case answering(Call)
+        /// The call's reply was written but the peer is not reading: the call counts as being
+        /// answered until the reply has room to leave.
+        case waitingForPeer(Call)
         /// Enough calls were answered in a row: the rest wait for the loop's next turn, after
         /// the other connections that are ready.
         case yielding
-        /// The connection closes once what was written has been sent.
-        case ending
+        /// The connection closes once what was written has been sent (or at once, after a
+        /// hard stop); the call it was answering, if any, as a stop reports it cut off.
+        case ending(Call?)
     }
 
     /// What the handler does next with what has arrived.
@@ -29,7 +35,7 @@ struct ConnectionStateMachine {
         /// Parse the message and start its call here, on the loop.
         case parseOnLoop(ByteBuffer)
         /// Parse the message off the loop: it is large, or the connection has had its share of
-        /// the loop. The state is `offLoop` until `parsedOffLoop`.
+        /// the loop. The state is `parsing` until `parsedOffLoop`.
         case parseOffLoop(ByteBuffer)
         /// The byte stream could not be split into messages: answer why and end.
         case refuse(VarlinkFramingError)
@@ -51,7 +57,7 @@ struct ConnectionStateMachine {
     /// How much a peer may send behind a streaming call before reading stops.
     static let streamingReadLimit = 64 * 1024
 
-    private(set) var state = State.ready
+    private(set) var state = State.idle
     /// The peer has shut down its sending side.
     private(set) var inputClosed = false
     private var splitter: MessageSplitter
@@ -68,7 +74,18 @@ struct ConnectionStateMachine {
         splitter = MessageSplitter(maximumMessageSize: maximumMessageSize)
     }
 
-    var isEnding: Bool { state == .ending }
+    var isEnding: Bool {
+        if case .ending = state { true } else { false }
+    }
+
+    /// The call being answered (or cut off by the connection's end), if any.
+    var call: Call? {
+        switch state {
+        case .answering(let call), .waitingForPeer(let call): call
+        case .ending(let call): call
+        case .idle, .parsing, .yielding: nil
+        }
+    }
 
     /// The bytes held for a message still arriving.
     var unfinishedBytes: Int { splitter.heldBytes }
@@ -80,9 +97,9 @@ struct ConnectionStateMachine {
     /// streaming call, until `streamingReadLimit` bytes wait.
     var mayRead: Bool {
         switch state {
-        case .ready: waiting.isEmpty
-        case .offLoop(let streaming): streaming && waiting.messageBytes < Self.streamingReadLimit
-        case .waitingForPeer, .yielding, .ending: false
+        case .idle: waiting.isEmpty
+        case .answering(let call): call.streaming && waiting.messageBytes < Self.streamingReadLimit
+        case .parsing, .waitingForPeer, .yielding, .ending: false
         }
     }
 
@@ -120,14 +137,14 @@ struct ConnectionStateMachine {
     mutating func next() -> Step {
         // Caught up: what comes next needs a read, which waits its turn among the loop's I/O.
         if waiting.isEmpty { parsedOnLoop = 0 }
-        guard state == .ready, let inbound = waiting.popFirst() else { return .wait }
+        guard case .idle = state, let inbound = waiting.popFirst() else { return .wait }
         servedInARow += 1
         switch inbound {
         case .message(let frame):
             let size = frame.readableBytes
             guard size <= LargeMessageLane.threshold, parsedOnLoop == 0 || parsedOnLoop + size <= Self.bytesInARow
             else {
-                state = .offLoop(streaming: false)
+                state = .parsing
                 return .parseOffLoop(frame)
             }
             parsedOnLoop += size
@@ -137,59 +154,125 @@ struct ConnectionStateMachine {
         }
     }
 
+    /// The message parsed off the loop came back; false when the connection ended meanwhile.
+    mutating func parsedOffLoop() -> Bool {
+        guard case .parsing = state else { return false }
+        state = .idle
+        return true
+    }
+
     /// Whether the connection has served its share of this turn and others wait their turn
     /// first; if so, the state is `yielding` until `resume`.
     mutating func shouldYield() -> Bool {
-        guard state == .ready, servedInARow >= Self.callsInARow, !waiting.isEmpty else { return false }
+        guard case .idle = state, servedInARow >= Self.callsInARow, !waiting.isEmpty else { return false }
         state = .yielding
         return true
     }
 
     /// The loop came back to a yielding connection; false if it ended meanwhile.
     mutating func resume() -> Bool {
-        guard state == .yielding else { return false }
-        state = .ready
+        guard case .yielding = state else { return false }
+        state = .idle
+        return true
+    }
+
+    /// The connection is to end, after the call it is answering if any; false if it is ending
+    /// already. What waits is dropped.
+    mutating func beginEnding() -> Bool {
+        guard !isEnding else { return false }
+        state = .ending(call)
+        waiting.removeAll()
+        _ = splitter.discardUnfinished()
         return true
     }
 
     // MARK: Calls
 
-    /// A call is answered off the loop (or goes on streaming there).
-    mutating func wentOffLoop(streaming: Bool) {
-        state = .offLoop(streaming: streaming)
-    }
-
-    /// The call or parse off the loop is over; false when the connection is not waiting for
-    /// one (it ended meanwhile).
-    mutating func cameBackToLoop() -> Bool {
-        guard case .offLoop = state else { return false }
-        state = .ready
+    /// A call has been parsed and is answered now; false (start nothing) unless idle.
+    mutating func callStarted(method: String, oneway: Bool, streaming: Bool) -> Bool {
+        guard case .idle = state else { return false }
+        state = .answering(Call(method: method, oneway: oneway, streaming: streaming))
         return true
     }
 
-    /// The final reply was written. If the peer is not reading, the call counts as being
-    /// answered until it makes room (`peerMadeRoom`), and false is returned.
-    mutating func replied(peerHasRoom: Bool) -> Bool {
-        guard !peerHasRoom else { return true }
-        state = .waitingForPeer
+    /// The call is answered off the loop by `task`.
+    mutating func answered(by task: Task<Void, Never>) {
+        guard case .answering(var call) = state else { return }
+        call.task = task
+        state = .answering(call)
+    }
+
+    /// The call's task has ended and the call goes on through `stream` (whose method name is
+    /// now `method`); true when the server is stopping and the stream is to be cancelled.
+    mutating func continues(on stream: VarlinkReplyStream, method: String) -> Bool {
+        guard case .answering(var call) = state else { return false }
+        (call.task, call.stream, call.method) = (nil, stream, method)
+        state = .answering(call)
+        return call.isLast
+    }
+
+    /// `stream` has ended: the call it carried, if it is the one being answered, which now
+    /// goes on through no stream.
+    mutating func streamEnded(_ stream: VarlinkReplyStream) -> Call? {
+        guard case .answering(var call) = state, call.stream === stream else { return nil }
+        call.stream = nil
+        state = .answering(call)
+        return call
+    }
+
+    /// The final reply was written; nil while it waits for the peer to make room (until
+    /// `peerMadeRoom`), else what follows the call.
+    mutating func replied(peerHasRoom: Bool) -> AfterCall? {
+        guard case .answering(let call) = state else { return nil }
+        guard peerHasRoom else {
+            state = .waitingForPeer(call)
+            return nil
+        }
+        return callEnded(call)
+    }
+
+    /// The peer's socket has room again: what follows the call whose reply waited, if one did.
+    mutating func peerMadeRoom() -> AfterCall? {
+        guard case .waitingForPeer(let call) = state else { return nil }
+        return callEnded(call)
+    }
+
+    /// The call was cancelled, or the peer hung up: true to serve what waits; false when the
+    /// connection is to close now (the state is then `ending`), as nothing is owed to a peer
+    /// that hung up and a stopping server does not wait for it to read.
+    mutating func callAbandoned() -> Bool {
+        guard case .answering(let call) = state else { return false }
+        // After a hang-up, calls pipelined behind the abandoned one are not answered: their
+        // replies would be read as the abandoned call's.
+        if case .serveNext = callEnded(call), !inputClosed { return true }
+        _ = beginEnding()
         return false
     }
 
-    /// The peer's socket has room again; true when a reply was waiting for it, and its call is
-    /// now done.
-    mutating func peerMadeRoom() -> Bool {
-        guard state == .waitingForPeer else { return false }
-        state = .ready
-        return true
+    private mutating func callEnded(_ call: Call) -> AfterCall {
+        state = .idle
+        return call.isLast ? .endConnection : .serveNext
     }
 
-    /// The connection is to end; false if it is ending already. What waits is dropped.
-    mutating func beginEnding() -> Bool {
-        guard state != .ending else { return false }
-        state = .ending
-        waiting.removeAll()
-        _ = splitter.discardUnfinished()
-        return true
+    /// The server is stopping. Gracefully: an idle connection closes, a streaming call is
+    /// cancelled, and a call being answered finishes, then its connection ends. Hard: the
+    /// connection closes now and the call it was answering is cancelled.
+    mutating func stopRequested(_ stop: OpenConnections.Stop) -> StopAction {
+        switch (stop, state) {
+        case (.hard, _):
+            _ = beginEnding()
+            return .closeNow(cancelling: call)
+        case (.graceful, .answering(var call)), (.graceful, .waitingForPeer(var call)):
+            // A graceful stop after a hard one, or twice, is no news.
+            guard !call.isLast else { return .nothing }
+            call.isLast = true
+            if case .answering = state { state = .answering(call) } else { state = .waitingForPeer(call) }
+            return call.streaming ? .cancelStreaming(call) : .letFinish
+        case (.graceful, .ending): return .nothing
+        case (.graceful, .idle), (.graceful, .parsing), (.graceful, .yielding):
+            _ = beginEnding()
+            return .closeNow(cancelling: nil)
+        }
     }
 
     // MARK: Reading

@@ -9,6 +9,8 @@ extension VarlinkConnectionHandler {
         let connections: OpenConnections
         let gate: (any VarlinkConnectionGate)?
         let largeMessages = LargeMessageLane()
+        let tasks = OffLoopTasks()
+        let stopReport = StopReport()
         let maximumMessageSize: Int
         let unfinished: UnfinishedMessages
         private let methodNames = NIOLockedValueBox(MethodNames())

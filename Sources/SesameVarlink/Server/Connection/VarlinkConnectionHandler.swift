@@ -22,16 +22,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     let id: OpenConnections.ID
     let peer: PeerCredentials
     let scope = ConnectionScope()
+    /// What the connection is doing, and the call it is answering.
     var machine: ConnectionStateMachine
-    /// The call being answered; nil when the connection is idle.
-    var current: CallInProgress?
-    /// How the server is stopping, once it has told this connection. (Beside `current`, whose
-    /// padding it fills: every idle subscriber keeps a handler.)
-    var stop: OpenConnections.Stop?
-    /// The stream the current streaming call goes on through, once its handler left it, and
-    /// whether the call was `oneway` (its final reply, if it falls behind, is then not sent).
-    var continuingStream: VarlinkReplyStream?
-    var continuingOneway = false
     /// The part of a message this connection holds, as its uid's allowance counts it.
     var unfinished = UnfinishedMessageWatch()
     var needsFlush = false
@@ -75,7 +67,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let ended = event as? VarlinkReplyStream.Ended {
-            if ended.stream === continuingStream { streamEnded(ended.ending, context: context) }
+            streamEnded(ended, context: context)
             return
         }
         if let stop = event as? OpenConnections.Stop {
@@ -87,17 +79,16 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return
         }
         // The peer sent all it will: what it sent is still answered, then the connection ends;
-        // a streaming call, which has no end of its own, ends now.
+        // a streaming call, which has no end of its own, ends now (also on a connection
+        // already ending).
         machine.inputEnded()
-        continuingStream?.hangUp()
-        // Only a streaming call is cancelled, also on a connection already ending.
-        cancelStreamingCall()
+        machine.call?.peerHungUp()
         serveWaiting(context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, machine.peerMadeRoom() {
-            callDone(context: context)
+        if context.channel.isWritable, let after = machine.peerMadeRoom() {
+            callDone(after, context: context)
             serveWaiting(context: context)
         }
         context.fireChannelWritabilityChanged()
@@ -105,16 +96,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         // A streaming call has no end of its own: the peer closing is how it ends.
-        continuingStream?.hangUp()
-        cancelStreamingCall()
+        machine.call?.peerHungUp()
         if let unfinished = machine.closed() { logTruncated(bytes: unfinished) }
         context.fireChannelInactive()
     }
 
     /// The channel has closed and its pipeline is gone: called once, as the close completes.
     func handlerRemoved(context: ChannelHandlerContext) {
-        continuingStream?.leavePipeline()
-        continuingStream = nil
+        machine.call?.stream?.leavePipeline()
         connectionEnded()
     }
 
@@ -126,7 +115,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         // Given back before the connection is forgotten: once a stopped server's last
         // connection is gone, its admissions are all back.
         shared.gate?.release(peer)
-        connections.remove(id, answering: current?.method)
+        if connections.remove(id) == .hard { shared.stopReport.cutOff(answering: machine.call?.method) }
         scope.closed()
         answerer.log(.debug, "connection closed", peer: peer)
     }
@@ -181,12 +170,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     /// Starts answering a call that has fully arrived.
     func dispatch(_ call: VarlinkCall, mayAnswerAtOnce: Bool, context: ChannelHandlerContext) {
-        guard stop == nil else {
-            // The server is stopping: no new call is started.
-            end(context: context)
-            return
-        }
-        current = CallInProgress(method: call.method, streaming: call.more)
+        guard machine.callStarted(method: call.method, oneway: call.oneway, streaming: call.more) else { return }
         if mayAnswerAtOnce, let reply = answerer.answerAtOnce(call, peer: peer, scope: scope) {
             replied(oneway: call.oneway, with: reply, context: context)
         } else {
@@ -201,16 +185,16 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             context.write(wrapOutboundOut(reply), promise: nil)
             needsFlush = true
         }
-        guard machine.replied(peerHasRoom: context.channel.isWritable) else {
+        guard let after = machine.replied(peerHasRoom: context.channel.isWritable) else {
             flushIfNeeded(context: context)
             return
         }
-        callDone(context: context)
+        callDone(after, context: context)
     }
 
     /// The call was answered and its reply has room to leave.
-    func callDone(context: ChannelHandlerContext) {
+    func callDone(_ after: ConnectionStateMachine.AfterCall, context: ChannelHandlerContext) {
         // A stopping server ends the connection now that its call is done.
-        if !callEnded() { end(context: context) }
+        if case .endConnection = after { end(context: context) }
     }
 }
