@@ -84,6 +84,7 @@ import Testing
             case .waitingForPeer: "waiting for peer"
             case .yielding: "yielding"
             case .ending(let call): "ending" + (call.map { " \($0.method)" } ?? "")
+            case .closed(let call): "closed" + (call.map { " \($0.method)" } ?? "")
             }
         }
 
@@ -190,7 +191,7 @@ import Testing
     @Test func aGracefulStopClosesAnIdleConnectionAndLetsACallFinishFirst() {
         let idle = Driver(maximumMessageSize: 1024)
         #expect(idle.stop(.graceful) == "close now")
-        #expect(idle.state == "ending")
+        #expect(idle.state == "closed")
 
         let busy = Driver.answering("org.example.Slow", of: 2)
         #expect(busy.state == "answering")
@@ -204,12 +205,33 @@ import Testing
         let streaming = Driver.answering("org.example.Watch", streaming: true)
         #expect(streaming.stop(.graceful) == "cancel org.example.Watch")
         #expect(!streaming.callAbandoned(), "the cancelled call ends the connection")
-        #expect(streaming.state == "ending")
+        #expect(streaming.state == "closed")
 
         let busy = Driver.answering("org.example.Slow")
         #expect(busy.stop(.hard) == "close now cancelling org.example.Slow")
-        #expect(busy.state == "ending org.example.Slow", "kept for the report of what was cut off")
+        #expect(busy.state == "closed org.example.Slow", "kept for the report of what was cut off")
         #expect(busy.stop(.graceful) == "nothing")
+    }
+
+    @Test func aGracefulStopClosesAConnectionThatIsEndingAndOneClosedHearsNothing() {
+        let ending = Driver(maximumMessageSize: 1024)
+        #expect(ending.beginEnding())
+        #expect(ending.stop(.graceful) == "close now", "a peer that stopped reading holds no stop up")
+        #expect(ending.stop(.hard) == "nothing")
+
+        let streaming = Driver.answering("org.example.Watch", streaming: true)
+        #expect(streaming.beginEnding())
+        #expect(streaming.stop(.graceful) == "cancel org.example.Watch")
+    }
+
+    @Test func aParseOrCallBackFromOffTheLoopStartsNothingOnceTheChannelClosed() {
+        let driver = Driver(maximumMessageSize: 1 << 20)
+        _ = driver.receive(messages(1, size: LargeMessageLane.threshold + 1))
+        #expect(driver.next() == "off loop \(LargeMessageLane.threshold + 1)")
+        _ = driver.machine.closed()
+        #expect(!driver.parsedOffLoop())
+        #expect(!driver.start())
+        #expect(driver.state == "closed")
     }
 
     @Test func anAbandonedCallIsFollowedByTheNextUnlessThePeerHungUp() {
@@ -219,6 +241,6 @@ import Testing
         #expect(driver.start())
         driver.machine.inputEnded()
         #expect(!driver.callAbandoned(), "replies to the calls behind it would be read as its own")
-        #expect(driver.state == "ending")
+        #expect(driver.state == "closed")
     }
 }

@@ -25,8 +25,8 @@ final class OffLoopTasks: Sendable {
         }
     }
 
-    /// Returns once no task is running. Called after every connection has ended, when no new
-    /// task can start.
+    /// Returns once no task is running. Called once every connection has ended: a connection
+    /// starts no task after its channel has closed.
     func allEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLockedValue { state in

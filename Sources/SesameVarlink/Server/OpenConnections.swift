@@ -74,15 +74,14 @@ final class OpenConnections: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Forgets a connection that has closed; how the server was stopping then, if it was
-    /// (nil too for a connection not registered).
-    func remove(_ id: ID) -> Stop? {
-        let (stop, waiters) = state.withLockedValue { state in
-            let stop = state.channels.removeValue(forKey: id) == nil ? nil : state.stop
-            return (stop, state.takeWaitersIfDone())
+    /// Forgets a connection that has closed. One that closes once a hard stop has begun is cut
+    /// off: `whenCutOff` records that before anyone waiting for the last connection is told.
+    func remove(_ id: ID, whenCutOff: () -> Void) {
+        let waiters = state.withLockedValue { state in
+            if state.channels.removeValue(forKey: id) != nil, state.stop == .hard { whenCutOff() }
+            return state.takeWaitersIfDone()
         }
         for waiter in waiters { waiter.resume() }
-        return stop
     }
 
     /// How many connections are open.

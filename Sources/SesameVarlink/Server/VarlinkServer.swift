@@ -146,7 +146,7 @@ public final class VarlinkServer: Sendable {
         await withTaskCancellationHandler {
             acceptor.start()
             await connections.allEnded()
-            // No task starts once every connection has ended.
+            // A connection starts no task once its channel has closed, so none starts now.
             await tasks.allEnded()
         } onCancel: {
             self.cutOff()

@@ -2,6 +2,21 @@ import NIOCore
 
 /// What arrives on a connection, split into messages and queued until it is served.
 extension ConnectionStateMachine {
+    /// What the handler does next with what has arrived.
+    enum Step {
+        /// Parse the message and start its call here, on the loop.
+        case parseOnLoop(ByteBuffer)
+        /// Parse the message off the loop: it is large, or the connection has had its share of
+        /// the loop. The state is `parsing` until `parsedOffLoop`.
+        case parseOffLoop(ByteBuffer)
+        /// The byte stream could not be split into messages: answer why and end.
+        case refuse(VarlinkFramingError)
+        /// The peer has sent all it will, and all of it was answered: end.
+        case end
+        /// Nothing to do until something else happens.
+        case wait
+    }
+
     /// What came in, in order: a message, the framing's verdict on the stream, or its end.
     enum Inbound {
         case message(ByteBuffer)

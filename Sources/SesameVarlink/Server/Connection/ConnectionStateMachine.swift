@@ -25,34 +25,22 @@ struct ConnectionStateMachine {
         /// Enough calls were answered in a row: the rest wait for the loop's next turn, after
         /// the other connections that are ready.
         case yielding
-        /// The connection closes once what was written has been sent (or at once, after a
-        /// hard stop); the call it was answering, if any, as a stop reports it cut off.
+        /// The connection closes once what was written has been sent; the call it was
+        /// answering, if any, as a stop reports it cut off.
         case ending(Call?)
-    }
-
-    /// What the handler does next with what has arrived.
-    enum Step {
-        /// Parse the message and start its call here, on the loop.
-        case parseOnLoop(ByteBuffer)
-        /// Parse the message off the loop: it is large, or the connection has had its share of
-        /// the loop. The state is `parsing` until `parsedOffLoop`.
-        case parseOffLoop(ByteBuffer)
-        /// The byte stream could not be split into messages: answer why and end.
-        case refuse(VarlinkFramingError)
-        /// The peer has sent all it will, and all of it was answered: end.
-        case end
-        /// Nothing to do until something else happens.
-        case wait
+        /// The channel has closed, or is closed at once (a stop, a peer that hung up on its
+        /// call): nothing more starts on it; the call it was answering, as for `ending`.
+        case closed(Call?)
     }
 
     /// At most this many calls are answered in a row before the rest wait for the loop's next
     /// turn, so a peer that pipelines thousands of calls does not keep the loop from the others.
     static let callsInARow = 32
     /// How many bytes of messages one connection may have parsed on the loop before it has
-    /// caught up with what it sent. Parsing costs in proportion to size, and a task the loop
-    /// runs to yield runs before the loop looks at anyone's I/O again (NIO runs every task that
-    /// is due in one tick): 32 wide messages of 64 KiB in a row held every other connection of
-    /// the loop for 0.7 s in a debug build. Past this share, messages are parsed off the loop.
+    /// caught up with what it sent; past this share, messages are parsed off the loop. Parsing
+    /// costs in proportion to size, and a task the loop runs to yield runs before the loop looks
+    /// at anyone's I/O again (NIO runs every task that is due in one tick), so yielding alone
+    /// would let wide messages in a row hold every other connection of the loop.
     static let bytesInARow = LargeMessageLane.threshold
     /// How much a peer may send behind a streaming call before reading stops.
     static let streamingReadLimit = 64 * 1024
@@ -74,15 +62,19 @@ struct ConnectionStateMachine {
         splitter = MessageSplitter(maximumMessageSize: maximumMessageSize)
     }
 
+    /// Whether the connection is ending or closed: no call starts on it again.
     var isEnding: Bool {
-        if case .ending = state { true } else { false }
+        switch state {
+        case .ending, .closed: true
+        case .idle, .parsing, .answering, .waitingForPeer, .yielding: false
+        }
     }
 
     /// The call being answered (or cut off by the connection's end), if any.
     var call: Call? {
         switch state {
         case .answering(let call), .waitingForPeer(let call): call
-        case .ending(let call): call
+        case .ending(let call), .closed(let call): call
         case .idle, .parsing, .yielding: nil
         }
     }
@@ -99,7 +91,7 @@ struct ConnectionStateMachine {
         switch state {
         case .idle: waiting.isEmpty
         case .answering(let call): call.streaming && waiting.messageBytes < Self.streamingReadLimit
-        case .parsing, .waitingForPeer, .yielding, .ending: false
+        case .parsing, .waitingForPeer, .yielding, .ending, .closed: false
         }
     }
 
@@ -120,10 +112,12 @@ struct ConnectionStateMachine {
         waiting.append(.inputClosed)
     }
 
-    /// The channel closed: what waits is dropped; the size of a message cut off, if any.
+    /// The channel closed: what waits is dropped, and a parse or call that comes back from
+    /// off the loop starts nothing more; the size of a message cut off, if any.
     mutating func closed() -> Int? {
-        waiting.removeAll()
-        return splitter.discardUnfinished()
+        let unfinished = splitter.discardUnfinished()
+        closeNow()
+        return unfinished
     }
 
     // MARK: Serving
@@ -186,6 +180,13 @@ struct ConnectionStateMachine {
         return true
     }
 
+    /// The connection closes now: the state is `closed`, keeping the call it was answering.
+    private mutating func closeNow() {
+        state = .closed(call)
+        waiting.removeAll()
+        _ = splitter.discardUnfinished()
+    }
+
     // MARK: Calls
 
     /// A call has been parsed and is answered now; false (start nothing) unless idle.
@@ -238,14 +239,14 @@ struct ConnectionStateMachine {
     }
 
     /// The call was cancelled, or the peer hung up: true to serve what waits; false when the
-    /// connection is to close now (the state is then `ending`), as nothing is owed to a peer
+    /// connection is to close now (the state is then `closed`), as nothing is owed to a peer
     /// that hung up and a stopping server does not wait for it to read.
     mutating func callAbandoned() -> Bool {
         guard case .answering(let call) = state else { return false }
         // After a hang-up, calls pipelined behind the abandoned one are not answered: their
         // replies would be read as the abandoned call's.
         if case .serveNext = callEnded(call), !inputClosed { return true }
-        _ = beginEnding()
+        closeNow()
         return false
     }
 
@@ -259,8 +260,13 @@ struct ConnectionStateMachine {
     /// connection closes now and the call it was answering is cancelled.
     mutating func stopRequested(_ stop: OpenConnections.Stop) -> StopAction {
         switch (stop, state) {
+        case (_, .closed):
+            // Closed already: by the peer, or by a stop that came first (a graceful and a hard
+            // stop sent from two threads can reach the loop in either order).
+            return .nothing
         case (.hard, _):
-            _ = beginEnding()
+            let call = call
+            closeNow()
             return .closeNow(cancelling: call)
         case (.graceful, .answering(var call)), (.graceful, .waitingForPeer(var call)):
             // A graceful stop after a hard one, or twice, is no news.
@@ -268,9 +274,13 @@ struct ConnectionStateMachine {
             call.isLast = true
             if case .answering = state { state = .answering(call) } else { state = .waitingForPeer(call) }
             return call.streaming ? .cancelStreaming(call) : .letFinish
-        case (.graceful, .ending): return .nothing
-        case (.graceful, .idle), (.graceful, .parsing), (.graceful, .yielding):
-            _ = beginEnding()
+        case (.graceful, .ending(let call?)):
+            // Ending behind a call (a message it may not finish, cut off behind a stream).
+            return call.streaming ? .cancelStreaming(call) : .letFinish
+        case (.graceful, .ending(nil)), (.graceful, .idle), (.graceful, .parsing), (.graceful, .yielding):
+            // Nothing is owed: replies an ending connection has not sent are dropped, as a peer
+            // that stopped reading would otherwise hold the stop up.
+            closeNow()
             return .closeNow(cancelling: nil)
         }
     }

@@ -115,7 +115,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         // Given back before the connection is forgotten: once a stopped server's last
         // connection is gone, its admissions are all back.
         shared.gate?.release(peer)
-        if connections.remove(id) == .hard { shared.stopReport.cutOff(answering: machine.call?.method) }
+        let (report, method) = (shared.stopReport, machine.call?.method)
+        connections.remove(id) { report.cutOff(answering: method) }
         scope.closed()
         answerer.log(.debug, "connection closed", peer: peer)
     }
