@@ -213,11 +213,11 @@ import Testing
         #expect(busy.stop(.graceful) == "nothing")
     }
 
-    @Test func aGracefulStopClosesAConnectionThatIsEndingAndOneClosedHearsNothing() {
+    @Test func aGracefulStopClosesAConnectionThatIsEndingAndOneClosedIsNotToldAgain() {
         let ending = Driver(maximumMessageSize: 1024)
         #expect(ending.beginEnding())
         #expect(ending.stop(.graceful) == "close now", "a peer that stopped reading holds no stop up")
-        #expect(ending.stop(.hard) == "nothing")
+        #expect(ending.stop(.graceful) == "nothing", "a closed connection hears no graceful stop")
 
         let streaming = Driver.answering("org.example.Watch", streaming: true)
         #expect(streaming.beginEnding())
@@ -232,6 +232,12 @@ import Testing
         #expect(!driver.parsedOffLoop())
         #expect(!driver.start())
         #expect(driver.state == "closed")
+
+        // A call the peer hung up on is left to finish, unless the server stops hard.
+        let hungUp = Driver.answering("org.example.Slow")
+        _ = hungUp.machine.closed()
+        #expect(hungUp.stop(.graceful) == "nothing")
+        #expect(hungUp.stop(.hard) == "close now cancelling org.example.Slow")
     }
 
     @Test func anAbandonedCallIsFollowedByTheNextUnlessThePeerHungUp() {

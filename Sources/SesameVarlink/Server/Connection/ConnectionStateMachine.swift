@@ -260,16 +260,17 @@ struct ConnectionStateMachine {
     /// connection closes now and the call it was answering is cancelled.
     mutating func stopRequested(_ stop: OpenConnections.Stop) -> StopAction {
         switch (stop, state) {
-        case (_, .closed):
-            // Closed already: by the peer, or by a stop that came first (a graceful and a hard
-            // stop sent from two threads can reach the loop in either order).
-            return .nothing
         case (.hard, _):
+            // Also on a closed connection: a call the peer hung up on is left to finish, until now.
             let call = call
             closeNow()
             return .closeNow(cancelling: call)
+        case (.graceful, .closed):
+            // Closed already: by the peer, or by a hard stop that came first (a graceful and a
+            // hard stop sent from two threads can reach the loop in either order).
+            return .nothing
         case (.graceful, .answering(var call)), (.graceful, .waitingForPeer(var call)):
-            // A graceful stop after a hard one, or twice, is no news.
+            // The server sends each stop once; a second graceful one would be no news.
             guard !call.isLast else { return .nothing }
             call.isLast = true
             if case .answering = state { state = .answering(call) } else { state = .waitingForPeer(call) }
