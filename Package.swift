@@ -17,8 +17,6 @@ let package = Package(
         .executable(name: "sesamed", targets: ["sesamed"]),
         .executable(name: "sesamectl", targets: ["sesamectl"]),
         .executable(name: "sesamectl-commands", targets: ["sesamectl-commands"]),
-        .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
-        .executable(name: "docker-credential-sesame", targets: ["docker-credential-sesame"]),
         .library(name: "SesameClient", targets: ["SesameClient"]),
         // For the project's own benchmark (Tests/Bench, a package of its own), which fills a
         // store before sesamed starts; not an interface for other programs.
@@ -192,7 +190,7 @@ let package = Package(
         ),
         // The README's example program: SesameClient's `authorized` and `followEvents`, nothing else.
         // The release build stops every module from linking Foundation by itself (see
-        // scripts/lib/release-build); this program and the credential helpers use it, so they name it.
+        // scripts/lib/release-build); this program uses it, so it names it.
         .executableTarget(
             name: "sesame-example",
             dependencies: ["SesameClient"],
@@ -200,18 +198,16 @@ let package = Package(
         ),
         // A toolchain fault the release build met (a function in a task-local), reproduced alone.
         .executableTarget(name: "repro-task-local-function"),
-        // Credential helpers of other tools (git's), over SesameClient.
+        // git's and docker's credential helpers, over SesameClient: names sesamectl-commands
+        // answers to (see its ProgramName), so they are links, not programs of their own.
         .target(
             name: "SesameCredentialHelper",
-            dependencies: ["SesameClient", "SesameCore", .product(name: "TOMLKit", package: "TOMLKit")],
-            linkerSettings: [.linkedLibrary("Foundation")]
-        ),
-        .executableTarget(name: "docker-credential-sesame", dependencies: ["SesameCredentialHelper"]),
-        .executableTarget(
-            name: "git-credential-sesame",
             dependencies: [
-                "SesameCredentialHelper", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+                "SesameClient", "SesameCore", "SesameProtocol", "SesameWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            plugins: ["RefuseFoundation"]
         ),
         // The one command line sesamectl answers itself, and its one call: a library, so that the
         // unit tests can link it (a test bundle cannot link a static executable).
@@ -228,11 +224,13 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"])],
             plugins: ["RefuseFoundation"]
         ),
-        // Every command of sesamectl's, `token` included, for the command lines the shortcut leaves.
+        // Every command of sesamectl's, `token` included, for the command lines the shortcut leaves;
+        // and, under their names, the credential helpers.
         .executableTarget(
             name: "sesamectl-commands",
             dependencies: [
                 "SesameWire",
+                "SesameCredentialHelper",
                 "CPeerCredentials",
                 "CQREncode",
                 "SesameClient",

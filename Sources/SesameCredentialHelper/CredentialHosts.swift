@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import TOMLKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Which account a credential helper (git's, docker's) uses for which server: the `[hosts]`
 /// table of `$XDG_CONFIG_HOME/sesame/credentials.toml` (`~/.config/sesame/credentials.toml`
@@ -27,8 +33,15 @@ public struct CredentialHosts: Sendable, Equatable {
     public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let base =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            ?? (environment["HOME"] ?? accountHome()) + "/.config"
         return base + "/sesame/credentials.toml"
+    }
+
+    /// The caller's home directory from the password database, for a caller without `$HOME`
+    /// (git and docker pass their environment on, but a service may have none).
+    private static func accountHome() -> String {
+        guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/" }
+        return String(cString: home)
     }
 
     /// The map in the file at `path`; empty when there is no file.

@@ -13,7 +13,7 @@ public struct CredentialURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `url`; nil when it has no `scheme://`, or its path has a bad or ambiguous escape.
     public init?(_ url: String) {
-        guard let separator = url.range(of: "://") else { return nil }
+        guard let separator = url.firstRange(of: "://") else { return nil }
         scheme = url[..<separator.lowerBound].lowercased()
         let rest = url[separator.upperBound...]
         let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
@@ -88,7 +88,7 @@ public struct CredentialURL: Sendable, Equatable, CustomStringConvertible {
         for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
             guard let segment = decoded(raw) else { return nil }
             let isDotSegment = segment == "." || segment == ".."
-            if isDotSegment && raw.contains("%") { return nil }
+            if isDotSegment && raw.utf8.contains(UInt8(ascii: "%")) { return nil }
             switch segment {
             case ".": continue
             case "..": _ = result.popLast()

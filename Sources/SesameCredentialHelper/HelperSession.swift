@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameClient
 import SesameCore
+import SesameProtocol
 
 /// What a credential helper asks of sesamed: the current access token of an account, and that
 /// an access token was refused. A failure comes back as one sentence that says what to do,

@@ -8,7 +8,6 @@ import SesameWire
 /// `sesamectl`: shows and drives what sesamed does. This is sesamectl-commands, which has every
 /// command; the program named sesamectl answers `token ACCOUNT` itself and runs this one in its
 /// place for every other command line, so people and scripts only ever name `sesamectl`.
-@main
 struct Sesamectl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesamectl",

@@ -22,6 +22,7 @@ fixed sleep is left only where a test gives the daemon a chance to do something 
 condition can show that it did not; each one says so, and none can fail a test by itself.
 """
 
+import atexit
 import base64
 import contextlib
 import json
@@ -51,8 +52,22 @@ def bin_dir() -> Path:
 
 SESAMED = bin_dir() / "sesamed"
 SESAMECTL = bin_dir() / "sesamectl"
-GIT_CREDENTIAL_SESAME = bin_dir() / "git-credential-sesame"
-DOCKER_CREDENTIAL_SESAME = bin_dir() / "docker-credential-sesame"
+
+
+def credential_helpers() -> Path:
+    """A directory with the credential helpers as they are installed: links, under git's and
+    docker's names for them, to sesamectl-commands, which is the helper its name says (a build
+    makes no links). Readable by every uid, as /usr/bin is; removed when the tests end."""
+    directory = Path(tempfile.mkdtemp(prefix="sesame-helpers-"))
+    directory.chmod(0o755)
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    for name in ("git-credential-sesame", "docker-credential-sesame"):
+        (directory / name).symlink_to(bin_dir() / "sesamectl-commands")
+    return directory
+
+
+GIT_CREDENTIAL_SESAME = credential_helpers() / "git-credential-sesame"
+DOCKER_CREDENTIAL_SESAME = GIT_CREDENTIAL_SESAME.with_name("docker-credential-sesame")
 
 
 def wait_until(condition, timeout: float = 30.0, what="the condition", interval: float = 0.05):

@@ -64,6 +64,25 @@ def assert_hands_over(sesamectl: Path, tmp_path: Path):
     assert result.returncode == 3 and "nothing answers at" in result.stderr, result
 
 
+VERSION = re.search(r'static let current = "([^"]+)"',
+                    (REPO / "Sources/SesameWire/SesameVersion.swift").read_text()).group(1)
+HELPERS = ("git-credential-sesame", "docker-credential-sesame")
+
+
+def assert_every_program_runs(bin_directory: Path):
+    """Each program installed in bin_directory says its version as a person would ask: sesamed,
+    sesamectl (which answers itself), sesamectl-commands through it (`status`), and the
+    credential helpers, links to sesamectl-commands that answer as the helper their name says."""
+    for program in ("sesamed", "sesamectl", "git-credential-sesame"):
+        assert run(bin_directory / program, "--version").stdout.strip() == VERSION, program
+    docker = run(bin_directory / "docker-credential-sesame", "version").stdout.strip()
+    assert docker == f"docker-credential-sesame (Sesame) {VERSION}", docker
+    for helper in HELPERS:
+        assert os.readlink(bin_directory / helper) == "../libexec/sesame/sesamectl-commands", helper
+    commands = bin_directory.parent / "libexec/sesame/sesamectl-commands"
+    assert run(commands, "--version").stdout.strip() == VERSION
+
+
 def test_install_puts_everything_under_the_prefix_with_the_units_pointing_there(tmp_path):
     root = tmp_path / "root"
     install(root)
@@ -74,6 +93,7 @@ def test_install_puts_everything_under_the_prefix_with_the_units_pointing_there(
         assert target.read_bytes() == program.read_bytes() and os.access(target, os.X_OK)
     # sesamectl finds sesamectl-commands in ../libexec/sesame for every command but its shortcuts.
     assert_hands_over(root / "usr/local/bin/sesamectl", tmp_path)
+    assert_every_program_runs(root / "usr/local/bin")
     for scope in ("system", "user"):
         service = root / "usr/local/lib/systemd" / scope / "sesamed.service"
         assert unit_setting(service, "ExecStart")[0].split()[0] == "/usr/local/bin/sesamed"
@@ -208,7 +228,8 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
     assert field("Maintainer") and field("Description")
 
     listing = run("dpkg-deb", "--contents", deb).stdout
-    paths = {line.split()[-1].removeprefix(".") for line in listing.splitlines()}
+    # A link is listed as `./PATH -> TARGET`.
+    paths = {line.split(" -> ")[0].split()[-1].removeprefix(".") for line in listing.splitlines()}
     for path in ("/usr/bin/sesamed", "/usr/bin/sesamectl", "/usr/bin/git-credential-sesame",
                  "/usr/bin/docker-credential-sesame", "/usr/libexec/sesame/sesamectl-commands",
                  "/usr/lib/systemd/system/sesamed.service",
@@ -235,6 +256,6 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
     assert "systemd-sysusers" in postinst and "systemd-tmpfiles" in postinst and "enable sesamed.socket" in postinst
     postrm = (tree / "DEBIAN/postrm").read_text()
     assert "/var/lib/sesame" in postrm and "userdel sesame" in postrm
-    # The packaged sesamectl still runs after stripping, and so does the sesamectl-commands it runs.
-    assert run(tree / "usr/bin/sesamectl", "--version").stdout.strip() == version
+    # The packaged programs still run after stripping, the helpers' links among them.
+    assert_every_program_runs(tree / "usr/bin")
     assert_hands_over(tree / "usr/bin/sesamectl", tmp_path)

@@ -81,12 +81,14 @@ def test_the_reproducer_shows_the_toolchain_fault():
     assert result.returncode == -signal.SIGSEGV, result
 
 
-# The modules sesamectl and sesamed are made of: each imports at most FoundationEssentials, never
+# The modules sesamectl, sesamectl-commands (the credential helpers too) and sesamed are made of:
+# each imports at most FoundationEssentials, never
 # Foundation, whose internationalization part links ICU and its data into a static binary
 # (BENCHMARKS.md has the sizes). sesamectl, and the SesamectlShortcut and SesameWire it is made
 # of, import no Foundation at all, not even FoundationEssentials' JSON coders.
-SHIPPED_MODULES = ("sesamectl", "SesamectlShortcut", "sesamectl-commands", "SesameWire", "SesameClient", "SesameProtocol",
-                   "SesameCore", "SesameVarlink", "sesamed", "SesameDaemon", "SesameProviders", "SesameStore")
+SHIPPED_MODULES = ("sesamectl", "SesamectlShortcut", "sesamectl-commands", "SesameCredentialHelper", "SesameWire",
+                   "SesameClient", "SesameProtocol", "SesameCore", "SesameVarlink", "sesamed", "SesameDaemon",
+                   "SesameProviders", "SesameStore")
 
 
 def test_the_shipped_programs_are_made_of_modules_without_foundations_icu():

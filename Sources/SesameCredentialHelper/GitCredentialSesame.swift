@@ -1,13 +1,22 @@
 import ArgumentParser
-import Foundation
-import SesameCredentialHelper
+import FoundationEssentials
+import SesameClient
+import SesameProtocol
+import SesameWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `git-credential-sesame`: git's credential helper for Sesame accounts. `get` answers with the
 /// account's current access token, `erase` tells sesamed the server refused it (one refresh for
 /// every program that uses the account), `store` does nothing: the token lives in sesamed only.
-@main
-struct GitCredentialSesame: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// A name of sesamectl-commands, which runs this when it is started under that name.
+public struct GitCredentialSesame: AsyncParsableCommand {
+    /// The helper's name, help and usage, as git's documentation and `--help` show them.
+    public static let configuration = CommandConfiguration(
         commandName: "git-credential-sesame",
         abstract: "git's credential helper for the accounts sesamed holds.",
         discussion: """
@@ -20,7 +29,8 @@ struct GitCredentialSesame: AsyncParsableCommand {
             it is the password (user name --username, default oauth2), which other helpers in the \
             list would store: list this one alone for the server. A session that needs a login is \
             said on stderr with the command to run, and git stops there without prompting.
-            """
+            """,
+        version: SesameVersion.current
     )
 
     @Option(name: .long, help: "The account (id or name); default: the one credentials.toml maps the URL to.")
@@ -35,7 +45,11 @@ struct GitCredentialSesame: AsyncParsableCommand {
     @Argument(help: "What git asks: get, store or erase.")
     var action: String
 
-    func run() async throws {
+    /// A helper with no options given, for the argument parser to fill in.
+    public init() {}
+
+    /// Answers git's request on standard input, as `action` asks.
+    public func run() async throws {
         // git may close its end early; a write then fails with EPIPE instead of killing us.
         signal(SIGPIPE, SIG_IGN)
         let request = GitCredential(lines: AnyIterator { readLine(strippingNewline: true) })
@@ -49,9 +63,9 @@ struct GitCredentialSesame: AsyncParsableCommand {
             // No account for this server: another helper, or git's prompt, may have one.
         } catch let refusal as CredentialHelperError {
             // Said, but not the end: another helper may have a credential fit for the server.
-            try? FileHandle.standardError.write(contentsOf: Data("git-credential-sesame: \(refusal)\n".utf8))
+            Output.write("git-credential-sesame: \(refusal)\n", to: STDERR_FILENO)
         } catch {
-            try? FileHandle.standardError.write(contentsOf: Data("git-credential-sesame: \(error)\n".utf8))
+            Output.write("git-credential-sesame: \(error)\n", to: STDERR_FILENO)
             // git then neither asks another helper nor prompts: the sentence says what to do.
             if action == "get" { write(["quit": "1"]) }
         }
@@ -96,6 +110,6 @@ struct GitCredentialSesame: AsyncParsableCommand {
 
     private func write(_ pairs: KeyValuePairs<String, String>) {
         let text = pairs.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)\n" }.joined()
-        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+        Output.write(text, to: STDOUT_FILENO)
     }
 }

@@ -1,5 +1,3 @@
-import SesameCredentialHelper
-
 /// A credential description as git's credential-helper protocol writes it (git-credential(1),
 /// "INPUT/OUTPUT FORMAT"): `key=value` lines up to a blank line or the end of input; keys
 /// ending in `[]` may repeat.

@@ -1,20 +1,29 @@
-import Foundation
-import SesameCredentialHelper
+import FoundationEssentials
+import SesameClient
+import SesameProtocol
+import SesameWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `docker-credential-sesame`: docker's credential helper for Sesame accounts
 /// (docker/docker-credential-helpers: `get`, `list`, `erase`, `store`, `version`). docker
 /// passes no options, so the account for a registry comes from the URL map every helper
 /// shares, `$XDG_CONFIG_HOME/sesame/credentials.toml`. Configure it in
-/// `~/.docker/config.json` as `"credHelpers": {"registry.example.com": "sesame"}`.
-@main
-struct DockerCredentialSesame {
+/// `~/.docker/config.json` as `"credHelpers": {"registry.example.com": "sesame"}`. A name of
+/// sesamectl-commands, which runs this when it is started under that name.
+public enum DockerCredentialSesame {
     /// What docker-credential-helpers' client reads as "nothing stored for this server".
     static let notFound = "credentials not found in native keychain"
     /// The user name sent with an access token: registries that take OAuth tokens as the
     /// password ignore it, and most want one.
     static let username = "oauth2"
 
-    static func main() async {
+    /// Answers the action named by the first argument, reading docker's request on stdin.
+    public static func main() async {
         // docker may close its end early; a write then fails with EPIPE instead of killing us.
         signal(SIGPIPE, SIG_IGN)
         let action = CommandLine.arguments.dropFirst().first ?? ""
@@ -27,7 +36,8 @@ struct DockerCredentialSesame {
             case "erase": break
             case "list": try list()
             case "store": try await store(readInput())
-            case "version": write("docker-credential-sesame (Sesame)\n")
+            // `version` is the protocol's; `--version` what a person tries on any program.
+            case "version", "--version": write("docker-credential-sesame (Sesame) \(SesameVersion.current)\n")
             default: throw HelperError("unknown action '\(action.prefix(32))'; use get, list, erase or store")
             }
         } catch {
@@ -38,19 +48,35 @@ struct DockerCredentialSesame {
     }
 
     /// What docker writes on stdin (bounded: a URL, or `store`'s one small JSON object).
-    private static func readInput() -> Data {
+    private static func readInput() -> [UInt8] {
         // An access token may be 64 KiB (sesamed's bound), and `store`'s JSON holds one.
-        ((try? FileHandle.standardInput.read(upToCount: 256 * 1024)) ?? nil) ?? Data()
+        let limit = 256 * 1024
+        var input = [UInt8](repeating: 0, count: limit)
+        var count = 0
+        while count < limit {
+            let read = input.withUnsafeMutableBytes { buffer in
+                Glibc.read(STDIN_FILENO, buffer.baseAddress! + count, limit - count)  // ! : the array is not empty
+            }
+            if read > 0 {
+                count += read
+            } else if read == 0 || errno != EINTR {
+                break
+            }
+        }
+        return Array(input[..<count])
     }
 
-    /// The server URL docker writes on stdin.
+    /// The server URL docker writes on stdin, without the white space around it.
     private static func readServer() -> String {
-        String(decoding: readInput(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let isSpace: (UInt8) -> Bool = { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        let input = readInput()
+        let trimmed = input.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        return String(decoding: trimmed, as: UTF8.self)
     }
 
     /// docker names registries with or without a scheme; the map's keys are URLs.
     private static func mapKey(for server: String) -> String {
-        server.contains("://") ? server : "https://" + server
+        server.firstRange(of: "://") != nil ? server : "https://" + server
     }
 
     private static func account(for server: String) throws -> String {
@@ -76,10 +102,12 @@ struct DockerCredentialSesame {
     /// answers anyway (`docker login` with a helper, or `sesamectl token | docker login -u
     /// oauth2 --password-stdin`); any other secret is refused, lest a login seem to keep a password
     /// this helper would never hand out, with the line that maps the registry.
-    private static func store(_ input: Data) async throws {
-        guard let object = (try? JSONSerialization.jsonObject(with: input)) as? [String: Any],
-            let server = object["ServerURL"] as? String, let secret = object["Secret"] as? String
-        else { throw HelperError("docker's credentials are not a JSON object with ServerURL and Secret") }
+    private static func store(_ input: [UInt8]) async throws {
+        guard let credentials = try? JSONDecoder().decode(StoredCredentials.self, from: Data(input)) else {
+            throw HelperError("docker's credentials are not a JSON object with ServerURL and Secret")
+        }
+        let server = credentials.serverURL
+        let secret = credentials.secret
         let session = HelperSession(socket: nil)
         if let account = try mappedAccount(for: server) {
             guard try await session.token(for: account).accessToken != secret else { return }
@@ -106,11 +134,23 @@ struct DockerCredentialSesame {
     }
 
     private static func writeJSON(_ object: [String: String]) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        write(String(decoding: data, as: UTF8.self))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        write(String(decoding: try encoder.encode(object), as: UTF8.self))
     }
 
     private static func write(_ text: String) {
-        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+        Output.write(text, to: STDOUT_FILENO)
+    }
+}
+
+/// What `docker login` hands a helper's `store`: the registry and the secret it took.
+private struct StoredCredentials: Decodable {
+    let serverURL: String
+    let secret: String
+
+    private enum CodingKeys: String, CodingKey {
+        case serverURL = "ServerURL"
+        case secret = "Secret"
     }
 }
