@@ -9,7 +9,7 @@
 //   bench-client fanout  --socket S --subscribe MSG --trigger MSG --subscribers N --processes P
 //                        --events E --burst B --daemon-pid P
 //   bench-client startup (--notify | --stdout) [--settle-ms N] -- COMMAND ARGS...
-//   bench-client runs    --count N -- COMMAND ARGS...             N whole runs, spawn to exit
+//   bench-client runs    --count N [--stdin FILE] -- COMMAND ARGS...   N whole runs, spawn to exit
 #define _GNU_SOURCE
 #include "bench_support.h"
 #include "startup.h"
@@ -123,6 +123,7 @@ struct arguments {
     struct bench_fanout_options fanout;
     long wait_ms, settle_ms;
     int pids, ready_on_stdout;
+    const char *stdin_path;
 };
 
 /// Parses the options after the mode; the index of the first operand (startup's command).
@@ -132,7 +133,7 @@ static int parse(int argc, char **argv, struct arguments *arguments) {
         {"clients", 1, 0, 'n'},     {"seconds", 1, 0, 'T'}, {"count", 1, 0, 'C'},    {"pid", 1, 0, 'p'},
         {"subscribers", 1, 0, 'S'}, {"processes", 1, 0, 'P'}, {"events", 1, 0, 'e'},  {"burst", 1, 0, 'b'},
         {"daemon-pid", 1, 0, 'd'},  {"wait-ms", 1, 0, 'w'}, {"settle-ms", 1, 0, 'm'}, {"notify", 0, 0, 'N'},
-        {"stdout", 0, 0, 'O'},      {0, 0, 0, 0},
+        {"stdout", 0, 0, 'O'},      {"stdin", 1, 0, 'I'},  {0, 0, 0, 0},
     };
     int option;
     while ((option = getopt_long(argc, argv, "+", options, NULL)) != -1) {
@@ -145,6 +146,7 @@ static int parse(int argc, char **argv, struct arguments *arguments) {
         case 'm': arguments->settle_ms = atol(optarg); break;
         case 'N': arguments->ready_on_stdout = 0; break;
         case 'O': arguments->ready_on_stdout = 1; break;
+        case 'I': arguments->stdin_path = optarg; break;
         default:
             if (!bench_load_option(option, optarg, &arguments->calls, &arguments->pids, &arguments->fanout)) return -1;
         }
@@ -165,7 +167,7 @@ int main(int argc, char **argv) {
     bench_raise_nofile();
     if (strcmp(mode, "startup") == 0)
         return bench_startup(argv + 1 + operands, arguments.ready_on_stdout, arguments.settle_ms);
-    if (strcmp(mode, "runs") == 0) return bench_runs(argv + 1 + operands, arguments.calls.count);
+    if (strcmp(mode, "runs") == 0) return bench_runs(argv + 1 + operands, arguments.calls.count, arguments.stdin_path);
     struct bench_transport transport = {
         .context = &arguments.varlink, .framing = BENCH_FRAME_NUL, .connect_caller = varlink_connect,
         .connect_subscriber = varlink_subscribe, .disconnect = varlink_disconnect, .call = varlink_call,

@@ -77,10 +77,12 @@ static void stop(pid_t pid) {
     waitpid(pid, NULL, 0);
 }
 
-/// Spawns `command` with stdout on `out` (or /dev/null) and stderr on /dev/null; its pid or -1.
-static pid_t spawn(char **command, int out) {
+/// Spawns `command` with stdin from `in` (or the caller's), stdout on `out` (or /dev/null) and
+/// stderr on /dev/null; its pid or -1.
+static pid_t spawn(char **command, const char *in, int out) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
+    if (in) posix_spawn_file_actions_addopen(&actions, 0, in, O_RDONLY, 0);
     if (out >= 0)
         posix_spawn_file_actions_adddup2(&actions, out, 1);
     else
@@ -92,14 +94,14 @@ static pid_t spawn(char **command, int out) {
     return pid;
 }
 
-int bench_runs(char **command, long count) {
+int bench_runs(char **command, long count, const char *stdin_path) {
     if (!command[0] || count < 1 || count > 100000) return 64;
     double *walls = calloc((size_t)count, sizeof *walls);
     if (!walls) return 1;
     int failed = 0;
     for (long i = 0; i < count && !failed; i++) {
         int64_t start = bench_now_ns();
-        pid_t pid = spawn(command, -1);
+        pid_t pid = spawn(command, stdin_path, -1);
         int status = -1;
         if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             fprintf(stderr, "bench-client: %s failed (run %ld)\n", command[0], i + 1);
@@ -129,7 +131,7 @@ int bench_startup(char **command, int ready_on_stdout, long settle_ms) {
         setenv("NOTIFY_SOCKET", path, 1);
     }
     int64_t start = bench_now_ns();
-    pid_t pid = spawn(command, pipe_ends[1]);
+    pid_t pid = spawn(command, NULL, pipe_ends[1]);
     if (pipe_ends[1] >= 0) close(pipe_ends[1]);
     int status = pid > 0 ? await_ready(fd, ready_on_stdout) : -1;
     int64_t ready = bench_now_ns();

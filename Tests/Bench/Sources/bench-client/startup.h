@@ -8,7 +8,8 @@
 int bench_startup(char **command, int ready_on_stdout, long settle_ms);
 
 /// Runs `command` `count` times, one after the other, each from spawn to exit, and prints
-/// wall_us= with each run's time. Returns 0 when every run exited with status 0.
-int bench_runs(char **command, long count);
+/// wall_us= with each run's time; each reads `stdin_path` when given. Returns 0 when every run
+/// exited with status 0.
+int bench_runs(char **command, long count, const char *stdin_path);
 
 #endif

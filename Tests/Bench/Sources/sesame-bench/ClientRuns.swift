@@ -13,24 +13,53 @@ struct ClientRuns {
     let cClient: String?
     /// Processes run per figure and round (their median is the round's value).
     let count: Int
+    /// Where git's credential helper is linked (to sesamectl-commands, as installed) and git's
+    /// request for it is kept, made by `prepareGitHelper`.
+    let work: String
+    /// The .deb built from these programs, if given.
+    let package: String?
 
-    /// `sesamectl token`, the C client's same GetToken (the floor column), and `sesamectl --version`.
+    private var gitHelper: String { work + "/git-credential-sesame" }
+    private var gitRequest: String { work + "/git-request" }
+
+    /// git-credential-sesame as scripts/install lays it out, a link named for the helper to
+    /// sesamectl-commands, and the request git writes on its stdin for a server.
+    func prepareGitHelper() throws {
+        try? FileManager.default.removeItem(atPath: gitHelper)
+        try FileManager.default.createSymbolicLink(
+            atPath: gitHelper,
+            withDestinationPath: tools.sesamectl + "-commands"
+        )
+        try Data("protocol=https\nhost=git.example.com\n\n".utf8).write(to: URL(fileURLWithPath: gitRequest))
+    }
+
+    /// `sesamectl token`, the C client's same GetToken (the floor column), `sesamectl --version`,
+    /// and `git-credential-sesame get` answering git's request with the account's token.
     func measure(into samples: inout Samples, round: Int) throws {
         let token = try median(of: [tools.sesamectl, "token", account, "--socket", socket])
         let floor = try cClient.map { try median(of: [$0, socket, getToken]) }
         let version = try median(of: [tools.sesamectl, "--version"])
+        let git = try median(of: [gitHelper, "--account", account, "--socket", socket, "get"], stdin: gitRequest)
         samples.record(.clientProcess(.token), .sesame, round: round, token)
         if let floor { samples.record(.clientProcess(.token), .floor, round: round, floor) }
         samples.record(.clientProcess(.version), .sesame, round: round, version)
+        samples.record(.clientProcess(.gitCredential), .sesame, round: round, git)
         let line =
-            String(format: "  sesamectl token: %.2f ms, --version: %.2f ms", token, version)
+            String(
+                format: "  sesamectl token: %.2f ms, --version: %.2f ms, git helper get: %.2f ms",
+                token,
+                version,
+                git
+            )
             + (floor.map { String(format: ", the C client: %.2f ms", $0) } ?? "")
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    /// The median wall time (ms) of `count` runs of `command`, each from spawn to exit.
-    private func median(of command: [String]) throws -> Double {
-        let runs = try Helpers.run(tools.client, ["runs", "--count", "\(count)", "--"] + command)
+    /// The median wall time (ms) of `count` runs of `command`, each from spawn to exit, reading
+    /// `stdin` when given.
+    private func median(of command: [String], stdin: String? = nil) throws -> Double {
+        let input = stdin.map { ["--stdin", $0] } ?? []
+        let runs = try Helpers.run(tools.client, ["runs", "--count", "\(count)"] + input + ["--"] + command)
         guard let median = Samples.median(try runs.numbers("wall_us")) else {
             throw BenchError("no runs of \(command)")
         }
@@ -57,6 +86,15 @@ struct ClientRuns {
             guard strip.terminationStatus == 0 else { throw BenchError("strip failed on \(path)") }
             let size = try FileManager.default.attributesOfItem(atPath: stripped)[.size] as? Int ?? 0
             samples.record(.strippedSize(program), system, round: 0, Double(size))
+        }
+        if let package {
+            let size = try FileManager.default.attributesOfItem(atPath: package)[.size] as? Int ?? 0
+            samples.record(.packageSize(.deb), .sesame, round: 0, Double(size))
+            let field = try Helpers.run("/usr/bin/dpkg-deb", ["--field", package, "Installed-Size"]).text
+            guard let kibibytes = Double(field.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw BenchError("no Installed-Size in \(package)")
+            }
+            samples.record(.packageSize(.installed), .sesame, round: 0, kibibytes * 1024)
         }
     }
 }

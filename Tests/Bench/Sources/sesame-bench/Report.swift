@@ -7,6 +7,8 @@ struct Report {
     let sizes: MessageSizes
     let dbusReplyBytes: Int?
     let command: String
+    /// sesamed's size by package, a Markdown table, if measured.
+    let sizesByPackage: String?
 
     /// The table with the targets, then the figures for context.
     var table: String {
@@ -61,7 +63,22 @@ struct Report {
 
             \(table)
             \(plotLine)
+            \(packageSection)
             \(notes)
+            """
+    }
+
+    /// sesamed's stripped size by the package each part came from, as its link map places them.
+    private var packageSection: String {
+        guard let sizesByPackage else { return "" }
+        return """
+            ### sesamed's size by package
+
+            What each package puts in the stripped binary: the input sections of lld's link map (`-Map`)
+            in the sections kept in the file, summed by the package whose module or archive they came from
+            (scripts/lib/size-by-package.py).
+
+            \(sizesByPackage)
             """
     }
 
@@ -97,7 +114,12 @@ struct Report {
               does `token`; other commands start sesamectl-commands in its place).
             - **Stripped sizes**: each program as scripts/package ships it (`strip`): sesamed beside the
               floor server and dbus-daemon; sesamectl beside the C one-shot client and dbus-send; and
-              sesamectl-commands, which sesamectl runs in its place for every command but `token`.
+              sesamectl-commands, which sesamectl runs in its place for every command but `token`, and
+              which git-credential-sesame and docker-credential-sesame are links to.
+            - **`git-credential-sesame get`**: the whole process, spawn to exit, as git runs it: a link
+              to sesamectl-commands under the helper's name, `--account` given, git's request on stdin.
+            - **Package**: the .deb scripts/package builds from these binaries (xz), and its
+              Installed-Size (every file it installs).
             - **Events**: \(subscriberProcesses) subscriber processes (one per core: more made the floor
               slower), epoll over their connections; one event
               at a time (\(settings.events) per round, median), timed from just before the trigger is written to

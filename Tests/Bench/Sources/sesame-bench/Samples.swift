@@ -35,6 +35,16 @@ enum Metric: Hashable {
     case clientProcess(ClientRun)
     /// A program's size as shipped, stripped (bytes).
     case strippedSize(Program)
+    /// The Debian package: its file, or what it takes once installed (bytes).
+    case packageSize(PackageFigure)
+}
+
+/// What is measured of the Debian package.
+enum PackageFigure: Hashable {
+    /// The .deb file as scripts/package compresses it.
+    case deb
+    /// dpkg's Installed-Size: every file the package installs.
+    case installed
 }
 
 /// What a client process is run for.
@@ -43,6 +53,8 @@ enum ClientRun: Hashable {
     case token
     /// Its version only: start-up and exit.
     case version
+    /// git's credential helper answering `get` with a token.
+    case gitCredential
 }
 
 /// Which program's size is compared.

@@ -31,6 +31,12 @@ struct SesameBench: ParsableCommand {
     @Option(help: "The floor server to run (default: bench-floor beside sesame-bench).")
     var floorServer: String?
 
+    @Option(help: "The .deb built from the sesamed measured (scripts/package), for its sizes.")
+    var package: String?
+
+    @Option(help: "A Markdown table of sesamed's size by package (scripts/lib/size-by-package.py).")
+    var sizesByPackage: String?
+
     @Option(help: "Write BENCHMARKS.md here, with the plot beside it.")
     var markdown: String?
 
@@ -56,7 +62,8 @@ struct SesameBench: ParsableCommand {
             settings: settings,
             sizes: sizes,
             dbusReplyBytes: dbusReply,
-            command: command
+            command: command,
+            sizesByPackage: try sizesByPackage.map { try String(contentsOfFile: $0, encoding: .utf8) }
         )
         print(report.table)
         if let markdown {
@@ -147,8 +154,11 @@ struct SesameBench: ParsableCommand {
             account: sesame.account,
             getToken: sesame.messages.getToken,
             cClient: cClient,
-            count: settings.clientRuns
+            count: settings.clientRuns,
+            work: work,
+            package: package
         )
+        try clients.prepareGitHelper()
         let runner = Runner(
             systems: [floor, dbus, sesame.system],
             persistence: persistence,

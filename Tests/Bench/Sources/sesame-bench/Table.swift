@@ -81,13 +81,31 @@ struct Row {
                 .milliseconds,
                 Target(floorAtMost: 3, text: "≤ 3× the C client")
             ),
+            Row(
+                "`git-credential-sesame get`, whole process",
+                .clientProcess(.gitCredential),
+                .milliseconds,
+                Target(atMost: 5, text: "≤ 5 ms")
+            ),
             Row("stripped size, daemon", .strippedSize(.daemon), .megabytes, Target(atMost: 30e6, text: "≤ 30 MB")),
             Row("stripped size, client", .strippedSize(.client), .megabytes, Target(atMost: 12e6, text: "≤ 12 MB")),
             Row(
-                "stripped size, sesamectl-commands (every other command)",
+                "stripped size, sesamectl-commands (every other command, the credential helpers)",
                 .strippedSize(.clientCommands),
                 .megabytes,
-                nil
+                Target(atMost: 20e6, text: "≤ 20 MB")
+            ),
+            Row(
+                ".deb, as scripts/package builds it",
+                .packageSize(.deb),
+                .megabytes,
+                Target(atMost: 15e6, text: "≤ 15 MB")
+            ),
+            Row(
+                "installed (dpkg's Installed-Size)",
+                .packageSize(.installed),
+                .megabytes,
+                Target(atMost: 50e6, text: "≤ 50 MB")
             ),
             Row("exec → READY=1", .ready, .milliseconds, Target(atMost: 10, text: "≤ 10 ms")),
             Row("idle RSS", .idleRSS, .megabytes, Target(atMost: 10e6, text: "≤ 10 MB")),
