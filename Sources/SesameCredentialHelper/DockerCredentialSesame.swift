@@ -24,8 +24,6 @@ public enum DockerCredentialSesame {
 
     /// Answers the action named by the first argument, reading docker's request on stdin.
     public static func main() async {
-        // docker may close its end early; a write then fails with EPIPE instead of killing us.
-        signal(SIGPIPE, SIG_IGN)
         let action = CommandLine.arguments.dropFirst().first ?? ""
         do {
             switch action {

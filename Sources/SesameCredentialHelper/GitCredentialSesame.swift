@@ -50,8 +50,6 @@ public struct GitCredentialSesame: AsyncParsableCommand {
 
     /// Answers git's request on standard input, as `action` asks.
     public func run() async throws {
-        // git may close its end early; a write then fails with EPIPE instead of killing us.
-        signal(SIGPIPE, SIG_IGN)
         let request = GitCredential(lines: AnyIterator { readLine(strippingNewline: true) })
         do {
             switch action {
