@@ -33,14 +33,15 @@ public struct CredentialHosts: Sendable, Equatable {
     public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let base =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? accountHome()) + "/.config"
+            ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? accountHome()) + "/.config"
         return base + "/sesame/credentials.toml"
     }
 
     /// The caller's home directory from the password database, for a caller without `$HOME`
-    /// (git and docker pass their environment on, but a service may have none).
-    private static func accountHome() -> String {
-        guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/" }
+    /// (git and docker pass their environment on, but a service may have none); the root
+    /// directory, where only root could have put a map, when the database has no entry.
+    static func accountHome() -> String {
+        guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "" }
         return String(cString: home)
     }
 

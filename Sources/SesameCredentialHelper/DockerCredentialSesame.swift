@@ -52,12 +52,12 @@ public enum DockerCredentialSesame {
         var input = [UInt8](repeating: 0, count: limit)
         var count = 0
         while count < limit {
-            let read = input.withUnsafeMutableBytes { buffer in
-                Glibc.read(STDIN_FILENO, buffer.baseAddress! + count, limit - count)  // ! : the array is not empty
+            let received = input.withUnsafeMutableBytes { buffer in
+                read(STDIN_FILENO, buffer.baseAddress! + count, limit - count)  // ! : the array is not empty
             }
-            if read > 0 {
-                count += read
-            } else if read == 0 || errno != EINTR {
+            if received > 0 {
+                count += received
+            } else if received == 0 || errno != EINTR {
                 break
             }
         }
@@ -66,7 +66,8 @@ public enum DockerCredentialSesame {
 
     /// The server URL docker writes on stdin, without the white space around it.
     private static func readServer() -> String {
-        let isSpace: (UInt8) -> Bool = { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        // ASCII white space, as docker-credential-helpers' strings.TrimSpace sees it in a URL.
+        let isSpace: (UInt8) -> Bool = { [0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0) }
         let input = readInput()
         let trimmed = input.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
         return String(decoding: trimmed, as: UTF8.self)

@@ -62,7 +62,7 @@ def credential_helpers() -> Path:
     directory.chmod(0o755)
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     for name in ("git-credential-sesame", "docker-credential-sesame"):
-        (directory / name).symlink_to(bin_dir() / "sesamectl-commands")
+        (directory / name).symlink_to(bin_dir().resolve() / "sesamectl-commands")
     return directory
 
 

@@ -71,8 +71,8 @@ HELPERS = ("git-credential-sesame", "docker-credential-sesame")
 
 def assert_every_program_runs(bin_directory: Path):
     """Each program installed in bin_directory says its version as a person would ask: sesamed,
-    sesamectl (which answers itself), sesamectl-commands through it (`status`), and the
-    credential helpers, links to sesamectl-commands that answer as the helper their name says."""
+    sesamectl (which answers itself), the credential helpers (links to sesamectl-commands that
+    answer as the helper their name says), and sesamectl-commands in ../libexec/sesame."""
     for program in ("sesamed", "sesamectl", "git-credential-sesame"):
         assert run(bin_directory / program, "--version").stdout.strip() == VERSION, program
     docker = run(bin_directory / "docker-credential-sesame", "version").stdout.strip()

@@ -30,6 +30,14 @@ struct CredentialHostsTests {
         #expect(hosts.account(for: try #require(CredentialURL(url))) == nil)
     }
 
+    @Test func withoutXDGConfigHomeTheFileIsUnderHomeAndWithoutHomeUnderThePasswordDatabasesHome() {
+        #expect(CredentialHosts.path(environment: ["HOME": "/home/me"]) == "/home/me/.config/sesame/credentials.toml")
+        let fromDatabase = CredentialHosts.accountHome() + "/.config/sesame/credentials.toml"
+        #expect(CredentialHosts.path(environment: [:]) == fromDatabase)
+        #expect(CredentialHosts.path(environment: ["HOME": "", "XDG_CONFIG_HOME": ""]) == fromDatabase)
+        #expect(!CredentialHosts.accountHome().isEmpty, "this test's user has a home in the password database")
+    }
+
     @Test func theFileIsReadFromTheXDGConfigHomeAndAMissingOneIsEmpty() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
