@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Prints, as a Markdown table, how much of a program each package it is linked of takes: the
-input sections lld's link map (-Map) places in the file's allocated sections (what stays once
-the program is stripped), summed by where each came from.
+input sections lld's link map (-Map) places in the output sections that stay in the file once
+it is stripped (all but the zero-filled and the unloaded ones, NOT_IN_FILE), summed by where
+each came from.
 
-    size-by-package.py LINK-MAP [REPOSITORY]
+    size-by-package.py LINK-MAP [SCRATCH-PATH [REPOSITORY]]
 
-A module of the build (.build/.../release/NAME.build/*.o) counts for the package whose Sources/
-holds it (REPOSITORY's own, or one under .build/checkouts); an archive of the toolchain's
-(libswiftCore.a, libFoundationEssentials.a, ...) and the C and C++ runtimes count by name."""
+A module of the build (SCRATCH-PATH/.../release/NAME.build/*.o) counts for the package whose
+Sources/ holds it (REPOSITORY's own, or one under SCRATCH-PATH/checkouts; SCRATCH-PATH is the
+repository's .build by default); an archive of the toolchain's (libswiftCore.a,
+libFoundationEssentials.a, ...) and the C and C++ runtimes count by name. lld merges string
+literals and constants of every module into sections of its own, and identical functions folded
+into one (--icf=all) count for the copy kept, so a package's share is what is its alone."""
 
 import re
+import signal
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -38,12 +43,12 @@ TOOLCHAIN = {
 }
 
 
-def module_packages(repository: Path) -> dict[str, str]:
+def module_packages(repository: Path, scratch: Path) -> dict[str, str]:
     """Each module's package: the directories under Sources/ of the repository and its checkouts,
     named as the build names their .build directories (C99 identifiers)."""
     packages = {}
     roots = [(repository, "Sesame's own modules")]
-    roots += [(checkout, checkout.name) for checkout in sorted((repository / ".build/checkouts").glob("*"))]
+    roots += [(checkout, checkout.name) for checkout in sorted((scratch / "checkouts").glob("*"))]
     for root, package in roots:
         for source in (root / "Sources").glob("*"):
             if source.is_dir():
@@ -60,7 +65,7 @@ def origin(path: str, packages: dict[str, str]) -> str:
     if match := re.search(r"/([^/(]+\.a)\(", path):
         return TOOLCHAIN.get(match.group(1), match.group(1))
     if path.startswith("<internal>"):
-        return "made by the linker (relocations, symbols, tables)"
+        return "made or merged by the linker (relocations, symbol tables, every module's literals)"
     return "C library start files"
 
 
@@ -82,11 +87,13 @@ def sizes(link_map: Path, packages: dict[str, str]) -> dict[str, int]:
 
 
 def main() -> int:
-    if len(sys.argv) not in (2, 3):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly, as it would `cat`
+    if len(sys.argv) not in (2, 3, 4):
         print(__doc__, file=sys.stderr)
         return 64
-    repository = Path(sys.argv[2] if len(sys.argv) == 3 else Path(__file__).resolve().parents[2])
-    by_origin = sizes(Path(sys.argv[1]), module_packages(repository))
+    repository = Path(sys.argv[3]) if len(sys.argv) == 4 else Path(__file__).resolve().parents[2]
+    scratch = Path(sys.argv[2]) if len(sys.argv) >= 3 else repository / ".build"
+    by_origin = sizes(Path(sys.argv[1]), module_packages(repository, scratch))
     total = sum(by_origin.values())
     print("| package | size | share |\n|---|---|---|")
     for name, size in sorted(by_origin.items(), key=lambda item: -item[1]):

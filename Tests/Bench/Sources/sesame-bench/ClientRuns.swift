@@ -31,6 +31,20 @@ struct ClientRuns {
             withDestinationPath: tools.sesamectl + "-commands"
         )
         try Data("protocol=https\nhost=git.example.com\n\n".utf8).write(to: URL(fileURLWithPath: gitRequest))
+        // The helper exits 0 whatever happened (git reads only what it prints): a run that found
+        // no token would be timed as well as one that did, so the answer is checked once here.
+        let helper = Process()
+        helper.executableURL = URL(fileURLWithPath: gitHelper)
+        helper.arguments = ["--account", account, "--socket", socket, "get"]
+        helper.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: gitRequest))
+        let answer = Pipe()
+        helper.standardOutput = answer
+        try helper.run()
+        let printed = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        helper.waitUntilExit()
+        guard printed.split(separator: "\n").contains(where: { $0.hasPrefix("password=") }) else {
+            throw BenchError("git-credential-sesame get gave git no token")
+        }
     }
 
     /// `sesamectl token`, the C client's same GetToken (the floor column), `sesamectl --version`,

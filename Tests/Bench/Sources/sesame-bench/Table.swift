@@ -79,7 +79,7 @@ struct Row {
                 "`sesamectl token`, whole process (floor: a C client's same call)",
                 .clientProcess(.token),
                 .milliseconds,
-                Target(floorAtMost: 3, text: "≤ 3× the C client")
+                Target(floorAtMost: 1.3, text: "≤ 1.3× the C client")
             ),
             Row(
                 "`git-credential-sesame get`, whole process",
