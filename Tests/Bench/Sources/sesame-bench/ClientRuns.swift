@@ -21,6 +21,8 @@ struct ClientRuns {
 
     private var gitHelper: String { work + "/git-credential-sesame" }
     private var gitRequest: String { work + "/git-request" }
+    /// `get` as git runs the helper for a server configured with this account.
+    private var gitGet: [String] { [gitHelper, "--account", account, "--socket", socket, "get"] }
 
     /// git-credential-sesame as scripts/install lays it out, a link named for the helper to
     /// sesamectl-commands, and the request git writes on its stdin for a server.
@@ -34,8 +36,8 @@ struct ClientRuns {
         // The helper exits 0 whatever happened (git reads only what it prints): a run that found
         // no token would be timed as well as one that did, so the answer is checked once here.
         let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: gitHelper)
-        helper.arguments = ["--account", account, "--socket", socket, "get"]
+        helper.executableURL = URL(fileURLWithPath: gitGet[0])
+        helper.arguments = Array(gitGet.dropFirst())
         helper.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: gitRequest))
         let answer = Pipe()
         helper.standardOutput = answer
@@ -53,7 +55,7 @@ struct ClientRuns {
         let token = try median(of: [tools.sesamectl, "token", account, "--socket", socket])
         let floor = try cClient.map { try median(of: [$0, socket, getToken]) }
         let version = try median(of: [tools.sesamectl, "--version"])
-        let git = try median(of: [gitHelper, "--account", account, "--socket", socket, "get"], stdin: gitRequest)
+        let git = try median(of: gitGet, stdin: gitRequest)
         samples.record(.clientProcess(.token), .sesame, round: round, token)
         if let floor { samples.record(.clientProcess(.token), .floor, round: round, floor) }
         samples.record(.clientProcess(.version), .sesame, round: round, version)
