@@ -15,9 +15,18 @@ public struct HelperSession: Sendable {
         self.socket = socket
     }
 
-    /// The account's current access token, refreshed by sesamed when it must be.
+    /// The account's current access token, refreshed by sesamed when it must be. Asked as
+    /// `sesamectl token` asks, by one blocking call: a helper makes one call and exits, and
+    /// starting the client's event loop for it would be most of the helper's run. A session that
+    /// needs a login is asked again through the client, whose second call names the provider.
     public func token(for account: String) async throws(HelperError) -> AccessToken {
-        try await withClient { client in try await client.accessToken(for: account) }
+        do {
+            return try SesameClient.oneShotAccessToken(for: account, socketPath: socket)
+        } catch let error as SesameError where error.needsLogin {
+            return try await withClient { client in try await client.accessToken(for: account) }
+        } catch {
+            throw HelperError(Self.sentence(for: error))
+        }
     }
 
     /// Tells sesamed that a server refused `accessToken` of `account`; sesamed refreshes once
