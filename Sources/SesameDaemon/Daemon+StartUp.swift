@@ -82,17 +82,26 @@ extension Daemon {
         )
         let providers = Providers(loaded, logger: logger)
         logger.info("providers configured", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
-        Self.log(loaded.broken, logger: logger)
+        Self.log(loaded, logger: logger)
         return providers
     }
 
-    /// Says which provider files did not read, and what to do: the other providers work.
-    static func log(_ broken: [ProviderFiles.Broken], logger: Logger) {
-        for file in broken {
+    /// Says which provider files did not read, and what to do (the other providers work), and
+    /// what in the files that did is to be mended.
+    static func log(_ loaded: ProviderFiles.Loaded, logger: Logger) {
+        for file in loaded.broken {
             logger.warning(
                 "provider file not used; fix it and reload sesamed (systemctl reload sesamed)",
                 metadata: ["provider": "\(file.name)", "error": "\(file.error)"]
             )
+        }
+        for provider in loaded.providers {
+            for notice in provider.notices {
+                logger.notice(
+                    "provider file to mend",
+                    metadata: ["provider": "\(provider.name)", "notice": "\(notice)"]
+                )
+            }
         }
     }
 

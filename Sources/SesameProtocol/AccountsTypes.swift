@@ -163,9 +163,12 @@ public struct Provider: Sendable, Codable, Hashable {
     public var redirectURI: String?
     /// Why `login` is not offered, when `flows` is empty.
     public var loginUnavailable: String?
+    /// What in the provider's file still works but is to be mended (an old spelling), each
+    /// sentence naming the file; nil when nothing is.
+    public var notices: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case name, type, flows, defaultFlow, loginUnavailable
+        case name, type, flows, defaultFlow, loginUnavailable, notices
         case redirectURI = "redirectUri"
     }
 
@@ -176,7 +179,8 @@ public struct Provider: Sendable, Codable, Hashable {
         flows: [LoginFlow],
         defaultFlow: LoginFlow?,
         redirectURI: String?,
-        loginUnavailable: String?
+        loginUnavailable: String?,
+        notices: [String]? = nil
     ) {
         self.name = name
         self.type = type
@@ -184,6 +188,7 @@ public struct Provider: Sendable, Codable, Hashable {
         self.defaultFlow = defaultFlow
         self.redirectURI = redirectURI
         self.loginUnavailable = loginUnavailable
+        self.notices = notices
     }
 }
 

@@ -43,7 +43,7 @@ public struct TransportResponse: Sendable {
 
 /// Where the OAuth client's requests go: an `HTTPClient` in the daemon, a script in tests. The
 /// client classifies what is thrown: `HTTPClientError`'s timeouts, `NIOTooManyBytesError` for
-/// a body over the limit, a TLS failure, anything else as "cannot reach the provider".
+/// a body over the limit, a TLS failure, anything else as a provider not reached (`UnreachedProvider`).
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and collects at most `maximumBody` bytes of its answer within `timeout`.
     func send(_ request: TransportRequest, timeout: Duration, maximumBody: Int) async throws -> TransportResponse

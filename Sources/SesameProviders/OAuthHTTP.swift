@@ -101,7 +101,7 @@ struct OAuthHTTP: Sendable {
                 throw .untrustedCertificate(explanation)
             }
             // Connection refused or reset: nothing says the provider is gone for good.
-            throw .transient(reason: "cannot reach the provider (\(type(of: error)))", retryAfter: .seconds(5))
+            throw .transient(reason: UnreachedProvider.reason(error, url: request.url), retryAfter: .seconds(5))
         }
     }
 

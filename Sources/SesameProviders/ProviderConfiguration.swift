@@ -7,7 +7,7 @@ public struct ProviderConfiguration: Sendable, Hashable {
         /// Device authorization grant (RFC 8628).
         case device
         /// Authorization code with PKCE and a loopback redirect (RFC 7636, RFC 8252).
-        case authorizationCode = "authorization_code"
+        case authorizationCode
     }
 
     /// The provider's name, used in account ids and events.
@@ -49,6 +49,11 @@ public struct ProviderConfiguration: Sendable, Hashable {
 
     /// How often one account may be refreshed (the provider's own rules; `min_refresh_interval`).
     public var refreshPacing = RefreshPacing()
+
+    /// What the provider's file says in a way that still works but is to be mended (an old
+    /// spelling), each sentence naming the file: logged when it is read, and listed by
+    /// `sesamectl providers`.
+    public var notices: [String] = []
 
     /// Creates a provider configuration.
     public init(

@@ -48,6 +48,10 @@ struct Providers: AsyncParsableCommand {
                 )
                 .map { $0.trimmingTrailingBlanks() }
                 .forEach(printLine)
+                // On stderr, so that a script reading the table reads the table alone.
+                for notice in providers.flatMap({ $0.notices ?? [] }) {
+                    printError("note: \(notice.forDisplay(limit: 300))")
+                }
             }
         }
     }

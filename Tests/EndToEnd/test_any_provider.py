@@ -40,7 +40,7 @@ def write_providers(directory: Path, idp: IdentityProvider, **extra: str):
     secret.write_text(idp.clients["confidential"]["client_secret"])
     files = {
         "local": f'client_id = "{idp.clients["device"]["client_id"]}"\n',
-        "web": f'client_id = "{idp.clients["code"]["client_id"]}"\nflow = "authorization_code"\n',
+        "web": f'client_id = "{idp.clients["code"]["client_id"]}"\nflow = "authorizationCode"\n',
         "confidential": f'client_id = "{idp.clients["confidential"]["client_id"]}"\n'
         f'client_secret_file = "{secret}"\n',
     }

@@ -30,7 +30,7 @@ def provider_files(directory: Path, idp: IdentityProvider, timeout: int = 2, tok
     )
     (directory / "web.toml").write_text(
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["code"]["client_id"]}"\n'
-        f'scopes = {scopes}\nflow = "authorization_code"\ntimeout = {timeout}\ntoken_timeout = {token_timeout}\n'
+        f'scopes = {scopes}\nflow = "authorizationCode"\ntimeout = {timeout}\ntoken_timeout = {token_timeout}\n'
     )
 
 

@@ -3,6 +3,7 @@ provider's file names unless a flag overrides it, and the browser shown the logi
 
 import json
 import re
+import socket
 import subprocess
 import threading
 from urllib.parse import parse_qs, urlparse
@@ -18,12 +19,17 @@ from test_oauth import SCOPES, get_token, oauth_daemon
 @pytest.fixture
 def daemon(tmp_path, idp):
     """Providers `local` (device flow) and `web` (authorization code) of test_oauth.py, and `desk`:
-    the device client under a file that says `flow = "authorization_code"`."""
+    the device client under a file that says `flow = "authorizationCode"` (and `olddesk`, the
+    same in the older spelling, `authorization_code`)."""
     idp.clear_faults()
     idp.reset_counters()
     providers = tmp_path / "providers.d"
     providers.mkdir()
     (providers / "desk.toml").write_text(
+        f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
+        f'scopes = {json.dumps(SCOPES)}\nflow = "authorizationCode"\n'
+    )
+    (providers / "olddesk.toml").write_text(
         f'issuer = "{idp.issuer}"\nclient_id = "{idp.clients["device"]["client_id"]}"\n'
         f'scopes = {json.dumps(SCOPES)}\nflow = "authorization_code"\n'
     )
@@ -65,7 +71,7 @@ def browser_login(daemon: Daemon, idp: IdentityProvider) -> tuple[requests.Respo
 
 
 def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
-    """web.toml says flow = "authorization_code": with no flag, sesamectl prints the browser URL
+    """web.toml says flow = "authorizationCode": with no flag, sesamectl prints the browser URL
     (not a device code) and finishes the login the browser comes back with."""
     events = Subscription(daemon, kinds=["loggedIn"])
     process = login(daemon, "web")
@@ -82,7 +88,7 @@ def test_plain_login_follows_the_providers_browser_flow(daemon, idp):
 
 
 def test_device_overrides_the_providers_flow(daemon, idp):
-    """desk.toml says flow = "authorization_code"; --device logs in with a code instead."""
+    """desk.toml says flow = "authorizationCode"; --device logs in with a code instead."""
     process = login(daemon, "desk", "--device")
     try:
         line = process.stdout.readline()
@@ -94,6 +100,40 @@ def test_device_overrides_the_providers_flow(daemon, idp):
         assert "logged in: desk-" in out, out
     finally:
         process.kill()
+
+
+def test_the_old_spelling_of_the_browser_flow_still_reads_and_says_what_to_write(daemon):
+    """The file and the API spell the flow alike (`authorizationCode`); a file in the older
+    spelling keeps working, and both the log and `sesamectl providers` name the file to mend."""
+    listed = subprocess.run([str(SESAMECTL), "providers", "--json", "--socket", str(daemon.socket_path)],
+                            capture_output=True, text=True, timeout=30, check=True)
+    olddesk = next(p for p in json.loads(listed.stdout) if p["name"] == "olddesk")
+    assert olddesk["defaultFlow"] == "authorizationCode", olddesk
+    notice = 'olddesk.toml: flow = "authorization_code" is the old spelling; write "authorizationCode"'
+    assert len(olddesk["notices"]) == 1 and olddesk["notices"][0].endswith(notice), olddesk
+    assert "notices" not in next(p for p in json.loads(listed.stdout) if p["name"] == "desk")
+    table = subprocess.run([str(SESAMECTL), "providers", "--socket", str(daemon.socket_path)],
+                           capture_output=True, text=True, timeout=30, check=True)
+    assert re.search(r"^olddesk +oidc +browser \(or --device\)$", table.stdout, re.M), table.stdout
+    assert notice in table.stderr and table.stderr.startswith("note: "), table.stderr
+    assert notice in daemon.log()
+
+
+def test_an_issuer_nothing_answers_at_is_named_with_the_systems_reason(tmp_path, idp):
+    """A wrong port in the issuer: the login says which address refused the connection, in the
+    system's words, not the name of an error type."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    providers = tmp_path / "providers.d"
+    providers.mkdir()
+    (providers / "typo.toml").write_text(f'issuer = "http://127.0.0.1:{port}"\nclient_id = "c"\ntimeout = 1\n')
+    with running(oauth_daemon(tmp_path, idp)) as daemon:
+        process = login(daemon, "typo", "--device")
+        out, err = process.communicate(timeout=60)
+    assert process.returncode != 0, out
+    assert f"cannot be reached now (connection refused by 127.0.0.1:{port})" in err, err
+    assert "IOError" not in err, err
 
 
 def test_device_and_browser_exclude_each_other(daemon):

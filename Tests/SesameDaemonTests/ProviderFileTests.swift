@@ -36,6 +36,17 @@ import Testing
             try parse("issuer = \"https://id.example\"\nclient_id = \"c\"\ntimeout = 30\ntoken_timeout = 10\n")
         }
     }
+
+    @Test func theFlowIsSpelledAsTheAPISpellsItAndTheOldSpellingReadsWithANotice() throws {
+        let file = "issuer = \"https://id.example\"\nclient_id = \"c\"\n"
+        let current = try parse(file + "flow = \"authorizationCode\"\n")
+        #expect(current.flow == .authorizationCode && current.notices.isEmpty)
+        let old = try parse(file + "flow = \"authorization_code\"\n")
+        #expect(old.flow == .authorizationCode)
+        #expect(old.notices == [#"p.toml: flow = "authorization_code" is the old spelling; write "authorizationCode""#])
+        #expect(try parse(file + "flow = \"device\"\n").notices.isEmpty)
+        #expect(throws: ConfigurationError.self) { try parse(file + "flow = \"authorization-code\"\n") }
+    }
 }
 
 /// What a reload says needs a restart: only settings it did not apply.

@@ -179,7 +179,7 @@ import Testing
         }
         await #expect(
             throws: RefreshError.transient(
-                reason: "cannot reach the provider (HTTPClientError)",
+                reason: "idp.example:443 closed the connection before it answered",
                 retryAfter: .seconds(5)
             )
         ) {

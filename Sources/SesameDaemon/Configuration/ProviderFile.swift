@@ -54,12 +54,19 @@ struct ProviderFile {
         return type
     }
 
-    func flow() throws(ConfigurationError) -> ProviderConfiguration.Flow? {
+    /// The file's `flow`, spelled as the Varlink API and `sesamectl providers` spell it
+    /// (`device`, `authorizationCode`); the older `authorization_code` still reads, with a
+    /// notice that says what to write instead.
+    func flow() throws(ConfigurationError) -> (flow: ProviderConfiguration.Flow, notice: String?)? {
         guard let text = try string("flow") else { return nil }
-        guard let flow = ProviderConfiguration.Flow(rawValue: text) else {
-            throw .invalidValue(path: path, key: "flow", reason: "must be device or authorization_code")
+        if text == "authorization_code" {
+            let notice = "\(path): flow = \"authorization_code\" is the old spelling; write \"authorizationCode\""
+            return (.authorizationCode, notice)
         }
-        return flow
+        guard let flow = ProviderConfiguration.Flow(rawValue: text) else {
+            throw .invalidValue(path: path, key: "flow", reason: "must be \"device\" or \"authorizationCode\"")
+        }
+        return (flow, nil)
     }
 
     /// `[endpoints]`: the standard ones, with the type's documented defaults filled in, and the

@@ -88,7 +88,7 @@ package enum ProviderFiles {
             clientID: clientID,
             clientSecret: secret,
             scopes: try file.strings("scopes") ?? type.scopes,
-            flow: flow ?? type.flow,
+            flow: flow?.flow ?? type.flow,
             caFile: try file.string("ca_file"),
             requestTimeout: timeout,
             tokenRequestTimeout: tokenTimeout,
@@ -96,6 +96,7 @@ package enum ProviderFiles {
             redirectURI: try file.redirectURI()
         )
         configuration.refreshPacing = try file.refreshPacing(type)
+        configuration.notices = [flow?.notice].compactMap { $0 }
         return configuration
     }
 
@@ -135,10 +136,13 @@ extension ProviderFile {
         return (issuer, discovery)
     }
 
-    /// The file's `flow`, which must be one the type offers; nil leaves it to the type.
-    func flow(offeredBy type: ProviderType) throws(ConfigurationError) -> ProviderConfiguration.Flow? {
-        guard let flow = try flow() else { return nil }
-        guard !type.flows.contains(flow) else { return flow }
+    /// The file's `flow`, which must be one the type offers, and any notice on its spelling;
+    /// nil leaves it to the type.
+    func flow(offeredBy type: ProviderType) throws(ConfigurationError)
+        -> (flow: ProviderConfiguration.Flow, notice: String?)?
+    {
+        guard let (flow, notice) = try flow() else { return nil }
+        guard !type.flows.contains(flow) else { return (flow, notice) }
         let offered = type.flows.map(\.rawValue).joined(separator: " or ")
         throw .invalidValue(
             path: path,

@@ -60,7 +60,7 @@ enum Reload {
         let keptFiles = Set(loaded.files.values)
         let changes = providers.reload(loaded.providers, files: loaded.files)
         providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
-        Daemon.log(loaded.broken, logger: logger)
+        Daemon.log(loaded, logger: logger)
         if changes.isEmpty {
             logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])
         } else {

@@ -19,7 +19,8 @@ extension AccountsInterface {
                 flows: adapter.loginFlows.map(\.wire),
                 defaultFlow: adapter.loginFlows.contains(adapter.defaultFlow) ? adapter.defaultFlow.wire : nil,
                 redirectURI: adapter.configuration.redirectURI,
-                loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil
+                loginUnavailable: adapter.loginFlows.isEmpty ? adapter.loginUnavailable : nil,
+                notices: adapter.configuration.notices.isEmpty ? nil : adapter.configuration.notices
             )
         }
         let broken = providers.broken.map { file in
