@@ -144,6 +144,11 @@ public struct SesameClient: Sendable {
         try await call(AccountsContract.listProviders, NoParameters()).providers
     }
 
+    /// The provider's file checked against the provider: the file's path, and each check's outcome.
+    public func checkProvider(_ provider: String) async throws -> CheckProviderReply {
+        try await call(AccountsContract.checkProvider, ProviderParameters(provider: provider))
+    }
+
     /// Redeems an authorization code an app or web page obtained (code handover); returns the
     /// account, owned by the caller.
     public func redeemCode(provider: String, _ code: HandedOverCode, displayName: String? = nil) async throws

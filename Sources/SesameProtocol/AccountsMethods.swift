@@ -25,6 +25,11 @@ public enum AccountsContract {
     )
     /// `ListProviders`: the configured providers.
     public static let listProviders = VarlinkMethod<NoParameters, ListProvidersReply>("ListProviders", of: interface)
+    /// `CheckProvider`: a provider's file checked against the provider.
+    public static let checkProvider = VarlinkMethod<ProviderParameters, CheckProviderReply>(
+        "CheckProvider",
+        of: interface
+    )
     /// `RedeemCode`: a code an app handed over.
     public static let redeemCode = VarlinkMethod<RedeemCodeParameters, LoggedInReply>("RedeemCode", of: interface)
     /// `Refresh`: a refresh now.
@@ -49,8 +54,8 @@ public enum AccountsContract {
 
     /// Every method, in the interface file's order.
     public static let methods: [any VarlinkMethodDescription] = [
-        list, get, importTokens, login, completeLogin, listProviders, redeemCode, refresh, reportRejected, check,
-        getToken, logout, remove, rename, getIDToken,
+        list, get, importTokens, login, completeLogin, listProviders, checkProvider, redeemCode, refresh,
+        reportRejected, check, getToken, logout, remove, rename, getIDToken,
     ]
 }
 

@@ -24,29 +24,39 @@ actor Discovery {
         if let resolved { return resolved }
         var endpoints = configuration.endpoints
         if discovers, let issuer = configuration.issuer {
-            let url =
-                issuer.hasSuffix("/")
-                ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
-            let response = try await http.get(url)
-            // OpenID Connect Discovery 1.0 §4.2: the answer is the document, with 200. An error
-            // there refuses nothing an operation asked for (a refresh that needs the token
-            // endpoint is not thereby refused), and its words are not repeated: the request
-            // carried none of the operation's secrets to cut out of them.
-            let status = response.status.code
-            guard (200..<300).contains(status) || status == 429 || status >= 500 else {
-                throw .invalidResponse("the discovery document answered HTTP \(status)")
-            }
-            let discovered = try OAuthHTTP.classify(response, as: OAuthEndpoints.self)
-            // OpenID Connect Discovery 1.0 §4.3: the document must name exactly this issuer.
-            guard discovered.issuer == issuer else {
-                let named = discovered.issuer.map { ProviderText.sanitized($0, limit: 120) } ?? "none"
-                throw .invalidResponse("discovery names issuer \(named), not \(issuer)")
-            }
+            let (discovered, supported) = try await fetch(issuer: issuer)
             endpoints = endpoints.filled(from: discovered)
-            grantTypes = (try? JSONDecoder().decode(DiscoveredGrantTypes.self, from: response.body))?.supported
+            grantTypes = supported
         }
         resolved = endpoints
         return endpoints
+    }
+
+    /// Where the issuer's discovery document is (OpenID Connect Discovery 1.0 §4).
+    nonisolated var documentURL: String? {
+        guard discovers, let issuer = configuration.issuer else { return nil }
+        return issuer.hasSuffix("/")
+            ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
+    }
+
+    /// The discovery document's endpoints and grants, asked now, and checked to name `issuer`.
+    func fetch(issuer: String) async throws(ProviderError) -> (endpoints: OAuthEndpoints, grantTypes: [String]?) {
+        let response = try await http.get(documentURL ?? issuer)
+        // OpenID Connect Discovery 1.0 §4.2: the answer is the document, with 200. An error
+        // there refuses nothing an operation asked for (a refresh that needs the token
+        // endpoint is not thereby refused), and its words are not repeated: the request
+        // carried none of the operation's secrets to cut out of them.
+        let status = response.status.code
+        guard (200..<300).contains(status) || status == 429 || status >= 500 else {
+            throw .invalidResponse("the discovery document answered HTTP \(status)")
+        }
+        let discovered = try OAuthHTTP.classify(response, as: OAuthEndpoints.self)
+        // OpenID Connect Discovery 1.0 §4.3: the document must name exactly this issuer.
+        guard discovered.issuer == issuer else {
+            let named = discovered.issuer.map { ProviderText.sanitized($0, limit: 120) } ?? "none"
+            throw .invalidResponse("discovery names issuer \(named), not \(issuer)")
+        }
+        return (discovered, (try? JSONDecoder().decode(DiscoveredGrantTypes.self, from: response.body))?.supported)
     }
 
     /// Whether the discovery document lists `grant` among the grants the issuer supports.

@@ -59,6 +59,10 @@ extension OIDCBasedAdapter {
         try await base.checkAccessToken(tokens, subject: subject)
     }
 
+    public func checkConfiguration(pay: @escaping DevicePolling.Payment) async -> [ProviderCheck] {
+        await base.checkConfiguration(pay: pay)
+    }
+
     private func refuseUnless(_ flow: ProviderConfiguration.Flow) throws(ProviderError) {
         guard loginFlows.contains(flow) else {
             let offered = loginFlows.map(\.rawValue).joined(separator: " or ")

@@ -27,6 +27,9 @@ public protocol ProviderAdapter: TokenRefresher {
     func verifyHandedOver(_ tokens: TokenSet, subject: String) async throws(ProviderError)
     /// Asks the provider whether it still accepts the access token, as `subject`'s.
     func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck
+    /// Checks the provider's configuration against the provider itself, before anyone logs in,
+    /// paying for each request with `pay` and ending where it refuses.
+    func checkConfiguration(pay: @escaping DevicePolling.Payment) async -> [ProviderCheck]
     /// Redeems an authorization code an app or web page obtained and handed over (the code
     /// handover of providers whose redirects cannot reach this machine, such as Apple's).
     func redeemCode(_ handover: HandedOverCode) async throws(ProviderError) -> ProviderLogin

@@ -193,27 +193,44 @@ public struct OAuthEndpoints: Sendable, Hashable, Codable {
 }
 
 extension OAuthEndpoints {
-    /// The endpoint `name` (as discovery calls it), or an error that says where it was looked
-    /// for and which provider-file key supplies it.
+    /// The endpoint `name` (as discovery calls it), when known.
+    subscript(name: CodingKeys) -> String? {
+        switch name {
+        case .tokenEndpoint: tokenEndpoint
+        case .deviceAuthorizationEndpoint: deviceAuthorizationEndpoint
+        case .authorizationEndpoint: authorizationEndpoint
+        case .revocationEndpoint: revocationEndpoint
+        case .jwksURI: jwksURI
+        case .userinfoEndpoint: userinfoEndpoint
+        case .introspectionEndpoint: introspectionEndpoint
+        case .issuer: issuer
+        }
+    }
+
+    /// The provider file's key for the endpoint `name`: `endpoints.token`, …, or `issuer`.
+    static func fileKey(_ name: CodingKeys) -> String {
+        switch name {
+        case .tokenEndpoint: "endpoints.token"
+        case .deviceAuthorizationEndpoint: "endpoints.device_authorization"
+        case .authorizationEndpoint: "endpoints.authorization"
+        case .revocationEndpoint: "endpoints.revocation"
+        case .jwksURI: "endpoints.jwks"
+        case .userinfoEndpoint: "endpoints.userinfo"
+        case .introspectionEndpoint: "endpoints.introspection"
+        case .issuer: "issuer"
+        }
+    }
+
+    /// The endpoint `name`, or an error that says where it was looked for and which
+    /// provider-file key supplies it.
     func require(_ name: CodingKeys, for purpose: String, discovered: Bool) throws(ProviderError) -> String {
-        let (url, fileKey): (String?, String) =
-            switch name {
-            case .tokenEndpoint: (tokenEndpoint, "token")
-            case .deviceAuthorizationEndpoint: (deviceAuthorizationEndpoint, "device_authorization")
-            case .authorizationEndpoint: (authorizationEndpoint, "authorization")
-            case .revocationEndpoint: (revocationEndpoint, "revocation")
-            case .jwksURI: (jwksURI, "jwks")
-            case .userinfoEndpoint: (userinfoEndpoint, "userinfo")
-            case .introspectionEndpoint: (introspectionEndpoint, "introspection")
-            case .issuer: (issuer, "issuer")
-            }
-        if let url { return url }
+        if let url = self[name] { return url }
         let looked =
             discovered
             ? "the provider's discovery document lists no \(name.stringValue)"
             : "the provider file names no issuer to discover it from"
         throw .misconfigured(
-            "\(purpose) needs the \(name.stringValue), and \(looked); set endpoints.\(fileKey) in the provider file"
+            "\(purpose) needs the \(name.stringValue), and \(looked); set \(Self.fileKey(name)) in the provider file"
         )
     }
 }

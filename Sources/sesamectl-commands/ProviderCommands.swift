@@ -13,7 +13,15 @@ import SesameProtocol
 struct Providers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "providers",
-        abstract: "List the configured providers and their login flows."
+        abstract: "List the configured providers and their login flows, or check their files.",
+        discussion: """
+            --check [NAME] checks each provider's file (or NAME's) against the provider, before \
+            anyone logs in: the discovery document names the file's issuer, the signing keys and \
+            every endpoint answer, and the provider knows client_id (asked at the token endpoint \
+            with a made-up refresh token, which a provider refuses as invalid_grant for a client \
+            it knows and as invalid_client for one it does not; nothing is issued). Each problem \
+            names the file and key to mend; the exit status is 1 when there is one.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
@@ -28,8 +36,20 @@ struct Providers: AsyncParsableCommand {
     @Flag(name: .long, help: .hidden)
     var names = false
 
+    @Flag(name: .long, help: "Check each provider's file against the provider (or NAME's alone).")
+    var check = false
+
+    @Argument(help: "With --check, the provider to check.", completion: .providerNames)
+    var provider: String?
+
+    func validate() throws {
+        if provider != nil, !check { throw ValidationError("a provider name goes with --check.") }
+        if check, names { throw ValidationError("--check and --names exclude each other.") }
+    }
+
     func run() async throws {
         try await reportingFailures {
+            if check { return try await ProviderCheckReport.run(provider, json: json, options: options) }
             let providers = try await options.withClient { try await $0.providers() }
             if names {
                 providers.map(\.name).forEach(printLine)

@@ -31,6 +31,7 @@ private struct SilentProvider: ProviderAdapter {
     func checkAccessToken(_ tokens: TokenSet, subject: String) async throws(ProviderError) -> AccessTokenCheck {
         .cannotCheck("test")
     }
+    func checkConfiguration(pay: @escaping DevicePolling.Payment) async -> [ProviderCheck] { [] }
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet { tokens }
 }
 

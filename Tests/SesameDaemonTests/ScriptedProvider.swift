@@ -102,6 +102,10 @@ final class ScriptedProvider: ProviderAdapter {
         try script.withLock { $0.check }.get()
     }
 
+    func checkConfiguration(pay: @escaping DevicePolling.Payment) async -> [ProviderCheck] {
+        [.passed("token endpoint", key: "endpoints.token", "scripted")]
+    }
+
     func refresh(_ account: Account, tokens: TokenSet) async throws(RefreshError) -> TokenSet {
         refreshes.withLock { $0 += 1 }
         return try script.withLock { $0.refresh }.get()

@@ -25,4 +25,12 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
             "\(path): '\(key)' \(reason)"
         }
     }
+
+    /// The key the error is about, when it is about one.
+    public var key: String? {
+        switch self {
+        case .unreadable, .syntax: nil
+        case .unknownKey(_, let key), .wrongType(_, let key, _), .invalidValue(_, let key, _): key
+        }
+    }
 }

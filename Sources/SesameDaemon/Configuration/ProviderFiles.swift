@@ -25,12 +25,14 @@ package enum ProviderFiles {
         /// file may name its provider otherwise, and a reload that finds the file broken must
         /// still know which running provider it was.
         var files: [String: String] = [:]
+        /// The directory read; nil before any was.
+        var directory: String?
     }
 
     /// Every provider in `directory` that reads and the files that do not; an absent directory
     /// means none.
     static func load(directory: String, credentialsDirectory: String?) throws(ConfigurationError) -> Loaded {
-        guard FileManager.default.fileExists(atPath: directory) else { return Loaded() }
+        guard FileManager.default.fileExists(atPath: directory) else { return Loaded(directory: directory) }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -38,7 +40,7 @@ package enum ProviderFiles {
             // Unreadable is not empty: a reload must not drop every provider over it.
             throw .invalidValue(path: directory, key: "providers_directory", reason: "cannot be read")
         }
-        var loaded = Loaded()
+        var loaded = Loaded(directory: directory)
         for name in names.sorted() where name.hasSuffix(".toml") {
             let path = directory + "/" + name
             let file = String(name.dropLast(5))

@@ -21,6 +21,8 @@ final class Providers: TokenRefresher {
     private let brokenFiles = Mutex<[ProviderFiles.Broken]>([])
     /// The file each configured provider came from, by provider name.
     private let sourceFiles = Mutex<[String: String]>([:])
+    /// The providers directory last read.
+    private let sourceDirectory = Mutex<String?>(nil)
     /// Clients of replaced providers: logins under way may still use them, so they are shut down
     /// only after `retirement`, or when the daemon stops.
     private let retired = Mutex<[HTTPClient]>([])
@@ -33,6 +35,7 @@ final class Providers: TokenRefresher {
         configured = Mutex(Dictionary(uniqueKeysWithValues: loaded.providers.map { ($0.name, Self.make($0)) }))
         brokenFiles.withLock { $0 = loaded.broken }
         sourceFiles.withLock { $0 = loaded.files }
+        sourceDirectory.withLock { $0 = loaded.directory }
     }
 
     /// The provider files that did not read, as last loaded.
@@ -43,6 +46,11 @@ final class Providers: TokenRefresher {
 
     /// The file (without `.toml`) each configured provider came from, by provider name.
     var files: [String: String] { sourceFiles.withLock { $0 } }
+
+    /// The path of the file called `file` (a name without `.toml`) in the directory last read.
+    func path(ofFile file: String) -> String? {
+        sourceDirectory.withLock { $0 }.map { "\($0)/\(file).toml" }
+    }
 
     /// Providers of ready-made adapters: the seam where handler tests put scripted providers.
     init(adapters: [any ProviderAdapter], logger: Logger) {
@@ -88,8 +96,11 @@ final class Providers: TokenRefresher {
     /// Replaces the providers with `configurations`, read from `files`: new ones are added,
     /// changed ones rebuilt, missing ones removed; unchanged ones keep their adapter (and what
     /// it has discovered).
-    func reload(_ configurations: [ProviderConfiguration], files: [String: String] = [:]) -> Changes {
+    func reload(_ configurations: [ProviderConfiguration], files: [String: String] = [:], directory: String? = nil)
+        -> Changes
+    {
         sourceFiles.withLock { $0 = files }
+        sourceDirectory.withLock { $0 = directory }
         let (changes, replaced) = configured.withLock { current -> (Changes, [HTTPClient]) in
             var changes = Changes()
             var replaced: [HTTPClient] = []

@@ -58,7 +58,7 @@ enum Reload {
             loaded.files[name] = file
         }
         let keptFiles = Set(loaded.files.values)
-        let changes = providers.reload(loaded.providers, files: loaded.files)
+        let changes = providers.reload(loaded.providers, files: loaded.files, directory: loaded.directory)
         providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
         Daemon.log(loaded, logger: logger)
         if changes.isEmpty {

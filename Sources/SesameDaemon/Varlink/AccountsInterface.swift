@@ -36,6 +36,7 @@ struct AccountsInterface: VarlinkInterface {
         methods.on(AccountsContract.login) { try await login($0, Caller($1, trust: trust), $1) }
         methods.on(AccountsContract.completeLogin) { try await completeLogin($0, Caller($1, trust: trust), $1) }
         methods.on(AccountsContract.listProviders) { _, context in try listProviders(Caller(context, trust: trust)) }
+        methods.on(AccountsContract.checkProvider) { try await checkProvider($0, Caller($1, trust: trust), $1) }
         methods.on(AccountsContract.redeemCode) { try await redeemCode($0, Caller($1, trust: trust), $1) }
         methods.on(AccountsContract.refresh) { try await refresh($0, Caller($1, trust: trust)) }
         methods.on(AccountsContract.reportRejected) { try await reportRejected($0, Caller($1, trust: trust)) }
