@@ -23,7 +23,7 @@ public struct HelperSession: Sendable {
         do {
             return try SesameClient.oneShotAccessToken(for: account, socketPath: socket)
         } catch let error as SesameError where error.needsLogin {
-            return try await withClient { client in try await client.accessToken(for: account) }
+            return try await withClient(about: account) { client in try await client.accessToken(for: account) }
         } catch {
             throw HelperError(Self.sentence(for: error))
         }
@@ -32,7 +32,8 @@ public struct HelperSession: Sendable {
     /// Tells sesamed that a server refused `accessToken` of `account`; sesamed refreshes once
     /// for every program using the account, so the next `token(for:)` gets the new one.
     public func reportRejected(account: String, accessToken: String) async throws(HelperError) {
-        _ = try await withClient { client in try await client.reportRejected(account: account, accessToken: accessToken)
+        _ = try await withClient(about: account) { client in
+            try await client.reportRejected(account: account, accessToken: accessToken)
         }
     }
 
@@ -52,7 +53,11 @@ public struct HelperSession: Sendable {
         }
     }
 
-    private func withClient<T: Sendable>(_ body: (SesameClient) async throws -> T) async throws(HelperError) -> T {
+    /// Runs `body` on a client; a failure is one sentence, naming the account as the caller did
+    /// (`account`, when the call is about one) rather than by sesamed's id for it.
+    private func withClient<T: Sendable>(about account: String? = nil, _ body: (SesameClient) async throws -> T)
+        async throws(HelperError) -> T
+    {
         let client: SesameClient
         do {
             client = try await SesameClient.connect(socketPath: socket)
@@ -66,7 +71,7 @@ public struct HelperSession: Sendable {
         } catch let error as SesameError where error.needsLogin {
             let provider = try? await client.account(Self.account(in: error) ?? "").provider
             await client.close()
-            throw HelperError(Self.needsLogin(error, provider: provider))
+            throw HelperError(Self.needsLogin(account ?? Self.account(in: error) ?? "the account", provider: provider))
         } catch {
             await client.close()
             throw HelperError(Self.sentence(for: error))
@@ -78,8 +83,7 @@ public struct HelperSession: Sendable {
         return nil
     }
 
-    private static func needsLogin(_ error: SesameError, provider: String?) -> String {
-        let account = account(in: error) ?? "the account"
+    private static func needsLogin(_ account: String, provider: String?) -> String {
         guard let provider else { return "\(account) needs a new login: run `sesamectl login` with its provider." }
         return "\(account) needs a new login: run `sesamectl login \(provider)`."
     }

@@ -68,7 +68,7 @@ struct Logout: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             do {
                 let result = try await options.withClient { try await $0.logout(account) }
                 printLine(json ? try Formatting.json(result) : Self.line(result))
@@ -106,7 +106,7 @@ struct Refresh: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             let refreshed = try await options.withClient(about: account) { try await $0.refresh(account) }
             printLine(json ? try Formatting.json(refreshed) : Formatting.accountLine(refreshed))
         }
@@ -136,7 +136,7 @@ struct Remove: AsyncParsableCommand {
     var noRevoke = false
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             try await options.withClient { client in
                 let current = try await client.account(account)
                 if current.state != .loggedOut {

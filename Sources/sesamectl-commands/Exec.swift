@@ -41,7 +41,7 @@ struct Exec: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             let token = try await usableToken()
             setenv(env, token, 1)
             Self.restoreSignalsForTheCommand()

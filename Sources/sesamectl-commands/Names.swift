@@ -34,7 +34,7 @@ struct Rename: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             let renamed = try await options.withClient { try await $0.rename(account, to: name) }
             printLine(json ? try Formatting.json(renamed) : Formatting.accountLine(renamed))
         }

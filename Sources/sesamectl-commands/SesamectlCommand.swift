@@ -134,21 +134,50 @@ enum ExitError: Error, CustomStringConvertible {
 }
 
 extension AsyncParsableCommand {
-    /// Runs `body`, printing failures as one line on stderr with the right exit status.
-    func reportingFailures(_ body: () async throws -> Void) async throws {
+    /// Runs `body`, printing failures as one line on stderr with the right exit status. For a
+    /// command about an account, `account` is the caller's word for it (a name, or an id), which
+    /// the sentence uses rather than the id sesamed answers with, and `socket` the one asked
+    /// (`--socket`; nil for the default), which a sentence about a missing account names.
+    func reportingFailures(
+        about account: String? = nil,
+        at socket: String? = nil,
+        _ body: () async throws -> Void
+    ) async throws {
         do {
             try await body()
         } catch let failure as ExitError {
             printError(failure.description)
             throw ExitCode(failure.exitCode)
         } catch let error as SesameError {
-            printError(error.sentence)
+            let named = account.map { error.naming($0) } ?? error
+            printError(named.sentence(askedAt: socket ?? SocketPaths.forClients()))
             throw ExitCode(error.exitCode)
         }
     }
 }
 
 extension SesameError {
+    /// The same error about the account the caller called `asked`, named so rather than by its
+    /// id (sesamed's errors name the account by id, whatever the caller called it).
+    func naming(_ asked: String) -> SesameError {
+        switch self {
+        case .session(.noSuchAccount): .session(.noSuchAccount(asked))
+        case .session(.needsLogin): .session(.needsLogin(asked))
+        case .session(.tokenExpired): .session(.tokenExpired(asked))
+        case .session(.refreshFailed(_, let reason)): .session(.refreshFailed(account: asked, reason: reason))
+        default: self
+        }
+    }
+
+    /// `sentence`, and for a missing account asked of a sesamed other than the system's (a
+    /// user's own, or a share), which one answered: the system's may hold the account.
+    func sentence(askedAt socket: String) -> String {
+        guard case .session(.noSuchAccount(let account)) = self, socket != SocketPaths.system else { return sentence }
+        return "no account \(account) at \(socket), the sesamed asked (a user's own, or a share); the system's "
+            + "sesamed may hold it: `--socket \(SocketPaths.system)` asks that one, and `sesamectl accounts` "
+            + "lists this one's."
+    }
+
     /// What the person is told: what happened, and where it helps, what to do next.
     var sentence: String {
         switch self {

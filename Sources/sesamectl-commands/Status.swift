@@ -2,6 +2,7 @@ import ArgumentParser
 import SesameClient
 import SesameCore
 import SesameProtocol
+import SesameWire
 
 /// `sesamectl status [ACCOUNT]`: is the daemon up, and what accounts does it hold; or whether one
 /// account's session is usable, as an exit status for scripts.
@@ -36,7 +37,7 @@ struct Status: AsyncParsableCommand {
             try await accountStatus(account)
             return
         }
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             let (info, accounts, socketPath) = try await options.withClient { client in
                 (try await client.serviceInfo(), try await client.accounts(), client.socketPath)
             }
@@ -71,12 +72,15 @@ struct Status: AsyncParsableCommand {
             printError(failure.description)
             throw ExitCode(3)
         }
-        let status = await Self.status(of: id, client, json: json, check: check)
+        let socket = options.socket ?? SocketPaths.forClients()
+        let status = await Self.status(of: id, client, json: json, check: check, socket: socket)
         await client.close()
         if status != 0 { throw ExitCode(status) }
     }
 
-    private static func status(of id: String, _ client: SesameClient, json: Bool, check: Bool) async -> Int32 {
+    private static func status(of id: String, _ client: SesameClient, json: Bool, check: Bool, socket: String) async
+        -> Int32
+    {
         do {
             let account = try await client.account(id)
             switch account.state {
@@ -94,7 +98,7 @@ struct Status: AsyncParsableCommand {
                 return 0
             }
         } catch SesameError.session(.noSuchAccount) {
-            printError("no account \(id); see `sesamectl accounts`.")
+            printError(SesameError.session(.noSuchAccount(id)).sentence(askedAt: socket))
             return 2
         } catch {
             printLine(json ? Self.json(id, usable: false, nil) : "\(id): not usable now: \(error)")

@@ -89,7 +89,7 @@ struct Token: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await reportingFailures(about: account, at: options.socket) {
             let shown: (token: String, expiresAt: Date?, json: String)
             if let reply = try oneShotAccessToken() {
                 shown = (reply.accessToken, reply.expiresAt, try Formatting.json(reply))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from git_server import GitServer
-from harness import GIT_CREDENTIAL_SESAME, import_from_idp, running
+from harness import GIT_CREDENTIAL_SESAME, call, import_from_idp, running
 # Access tokens that live a minute: every token the server sees is time-valid.
 from test_any_provider import idp  # noqa: F401 (a fixture)
 from test_oauth import get_token, oauth_daemon
@@ -91,13 +91,16 @@ def test_a_session_that_needs_a_login_stops_git_with_the_command_to_run(tmp_path
         assert idp.revoke(token).status_code == 200
     still_handed_out = get_token(daemon, account["id"]) == tokens["access_token"]  # time-valid
     assert still_handed_out
+    # Named as the person named it, not by sesamed's id for it.
+    assert "error" not in call(daemon, "io.sesame.Accounts.Rename", {"account": account["id"], "name": "work"})
     failed = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(tmp_path / "w"),
-                 helper=f"--account {account['id']}")
+                 helper="--account work")
     assert failed.returncode != 0  # the server refused the token; git erased it; the refresh was refused
     again = git(tmp_path, daemon, "clone", "-q", f"{forge.base}/repo.git", str(tmp_path / "w"),
-                helper=f"--account {account['id']}")
+                helper="--account work")
     assert again.returncode != 0
-    assert f"{account['id']} needs a new login: run `sesamectl login local`." in again.stderr, again.stderr
+    assert "work needs a new login: run `sesamectl login local`." in again.stderr, again.stderr
+    assert account["id"] not in again.stderr, again.stderr
     leaked = tokens["access_token"] in again.stderr
     assert "Username for" not in again.stderr and not leaked
 

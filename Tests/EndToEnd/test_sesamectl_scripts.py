@@ -14,6 +14,14 @@ def sesamectl(daemon, *args, timeout=30):
                           capture_output=True, text=True, timeout=timeout)
 
 
+def no_account(daemon, account: str) -> str:
+    """What sesamectl says of an account the sesamed it asked does not have: the tests' sesamed is
+    not the system's, so the sentence names it and the system's, which may hold the account."""
+    return (f"no account {account} at {daemon.socket_path}, the sesamed asked (a user's own, or a share); the "
+            "system's sesamed may hold it: `--socket /run/sesame/io.sesame` asks that one, and `sesamectl "
+            "accounts` lists this one's.\n")
+
+
 def account(daemon) -> str:
     return import_tokens(daemon, access_token=TOKEN, expires_in=3600)["id"]
 
@@ -69,7 +77,7 @@ def test_status_of_an_account_is_an_exit_code_for_scripts(daemon, tmp_path):
     usable = sesamectl(daemon, "status", id)
     assert (usable.returncode, usable.stdout) == (0, f"{id}: usable\n"), usable.stderr
     missing = sesamectl(daemon, "status", "google-nosuch")
-    assert (missing.returncode, missing.stderr) == (2, "no account google-nosuch; see `sesamectl accounts`.\n")
+    assert (missing.returncode, missing.stderr) == (2, no_account(daemon, "google-nosuch"))
     assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
     logged_out = sesamectl(daemon, "status", id)
     assert (logged_out.returncode, logged_out.stdout) == (1, f"{id}: loggedOut; run `sesamectl login google`\n")
@@ -98,13 +106,28 @@ def test_refresh_reports_a_provider_it_cannot_reach_as_one_line(daemon):
 
 def test_errors_say_what_to_do_next(daemon):
     missing = sesamectl(daemon, "token", "google-nosuch")
-    assert (missing.returncode, missing.stderr) == (4, "no account google-nosuch; see `sesamectl accounts`.\n")
+    assert (missing.returncode, missing.stderr) == (4, no_account(daemon, "google-nosuch"))
     id = account(daemon)
     assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
     for command in ("token", "refresh"):
         logged_out = sesamectl(daemon, command, id)
         assert logged_out.returncode == 5
         assert logged_out.stderr == f"{id} needs a new login: run `sesamectl login google`.\n"
+
+
+def test_errors_name_the_account_as_the_caller_did(daemon):
+    """sesamed names accounts by id; a person who named theirs `work` is told about `work`."""
+    id = import_tokens(daemon, access_token=TOKEN, refresh_token="RT-named", expires_in=3600)["id"]
+    assert sesamectl(daemon, "rename", id, "work").returncode == 0
+    unreached = sesamectl(daemon, "refresh", "work")
+    assert unreached.returncode == 6, unreached.stderr
+    assert unreached.stderr.startswith("could not refresh work (") and id not in unreached.stderr, unreached.stderr
+    assert unreached.stderr.endswith("`sesamectl refresh work` tries again now.\n"), unreached.stderr
+    assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
+    for command in ("token", "refresh", "status"):
+        logged_out = sesamectl(daemon, command, "work")
+        said = logged_out.stderr + logged_out.stdout
+        assert said.startswith("work") and id not in said, said
 
 
 def test_a_socket_that_refuses_the_user_is_not_called_not_running(daemon):
@@ -167,7 +190,7 @@ def test_a_name_works_in_place_of_the_id_in_every_verb(daemon):
     assert taken.returncode == 1 and f"the owner's account {id} has it" in taken.stderr, taken
     # Two google accounts: the provider's name no longer picks one.
     ambiguous = sesamectl(daemon, "token", "google")
-    assert (ambiguous.returncode, ambiguous.stderr) == (4, "no account google; see `sesamectl accounts`.\n")
+    assert (ambiguous.returncode, ambiguous.stderr) == (4, no_account(daemon, "google"))
     assert sesamectl(daemon, "rename", "work", "--clear").returncode == 0
     assert sesamectl(daemon, "token", "work").returncode == 4
     for verb in ("refresh", "logout", "remove"):
