@@ -141,7 +141,12 @@ public struct SesameClient: Sendable {
 
     /// The configured providers, and how their accounts log in.
     public func providers() async throws -> [ProviderInfo] {
-        try await call(AccountsContract.listProviders, NoParameters()).providers
+        try await providerList().providers
+    }
+
+    /// The configured providers, and the directory sesamed reads their files from.
+    public func providerList() async throws -> ListProvidersReply {
+        try await call(AccountsContract.listProviders, NoParameters())
     }
 
     /// The provider's file checked against the provider: the file's path, and each check's outcome.

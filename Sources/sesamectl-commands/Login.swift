@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameCore
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc
@@ -148,12 +149,15 @@ struct Login: AsyncParsableCommand {
 
     /// The provider as sesamed has it configured, when it offers a login sesamectl can drive.
     private func providerInfo(_ client: SesameClient) async throws -> ProviderInfo {
-        let configured = try await client.providers()
-        guard let info = configured.first(where: { $0.name == provider }) else {
-            let names = configured.map(\.name).joined(separator: ", ")
+        let list = try await client.providerList()
+        guard let info = list.providers.first(where: { $0.name == provider }) else {
+            let names = list.providers.map(\.name).joined(separator: ", ")
+            let socket = options.socket ?? SocketPaths.forClients()
             throw ExitError.message(
                 "no provider named \(provider) is configured"
-                    + (names.isEmpty ? " (none are; add a file to providers.d)." : "; configured: \(names).")
+                    + (names.isEmpty
+                        ? "; none are: " + ProviderSetup.steps(directory: list.directory, socket: socket)
+                        : "; configured: \(names).")
             )
         }
         guard !info.flows.isEmpty else {

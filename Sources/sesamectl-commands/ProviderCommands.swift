@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameClient
 import SesameProtocol
+import SesameWire
 
 #if canImport(Glibc)
     import Glibc
@@ -50,7 +51,8 @@ struct Providers: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             if check { return try await ProviderCheckReport.run(provider, json: json, options: options) }
-            let providers = try await options.withClient { try await $0.providers() }
+            let list = try await options.withClient { try await $0.providerList() }
+            let providers = list.providers
             if names {
                 providers.map(\.name).forEach(printLine)
             } else if json {
@@ -71,6 +73,10 @@ struct Providers: AsyncParsableCommand {
                 // On stderr, so that a script reading the table reads the table alone.
                 for notice in providers.flatMap({ $0.notices ?? [] }) {
                     printError("note: \(notice.forDisplay(limit: 300))")
+                }
+                if providers.isEmpty {
+                    let socket = options.socket ?? SocketPaths.forClients()
+                    printError("no providers yet; " + ProviderSetup.steps(directory: list.directory, socket: socket))
                 }
             }
         }

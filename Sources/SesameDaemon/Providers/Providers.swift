@@ -47,9 +47,12 @@ final class Providers: TokenRefresher {
     /// The file (without `.toml`) each configured provider came from, by provider name.
     var files: [String: String] { sourceFiles.withLock { $0 } }
 
+    /// The providers directory last read.
+    var directory: String? { sourceDirectory.withLock { $0 } }
+
     /// The path of the file called `file` (a name without `.toml`) in the directory last read.
     func path(ofFile file: String) -> String? {
-        sourceDirectory.withLock { $0 }.map { "\($0)/\(file).toml" }
+        directory.map { "\($0)/\(file).toml" }
     }
 
     /// Providers of ready-made adapters: the seam where handler tests put scripted providers.

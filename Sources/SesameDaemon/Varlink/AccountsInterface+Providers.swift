@@ -33,7 +33,10 @@ extension AccountsInterface {
                 loginUnavailable: Self.brokenFileSentence(file, forRoot: caller.isRoot)
             )
         }
-        return ListProvidersReply(providers: (list + broken).sorted { $0.name < $1.name })
+        return ListProvidersReply(
+            providers: (list + broken).sorted { $0.name < $1.name },
+            directory: providers.directory
+        )
     }
 
     /// Why a broken provider cannot log in, and what to do. Only root is shown what is wrong
