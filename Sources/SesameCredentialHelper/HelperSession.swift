@@ -21,12 +21,19 @@ public struct HelperSession: Sendable {
     /// needs a login is asked again through the client, whose second call names the provider.
     public func token(for account: String) async throws(HelperError) -> AccessToken {
         do {
-            return try SesameClient.oneShotAccessToken(for: account, socketPath: socket)
+            return try await Self.oneShotToken(for: account, socket: socket)
         } catch let error as SesameError where error.needsLogin {
             return try await withClient(about: account) { client in try await client.accessToken(for: account) }
         } catch {
             throw HelperError(Self.sentence(for: error))
         }
+    }
+
+    /// One blocking GetToken, made on the main thread: a helper's main thread waits for this
+    /// one call and has nothing else to do, and no thread of the cooperative pool is held by it.
+    @MainActor
+    private static func oneShotToken(for account: String, socket: String?) throws -> AccessToken {
+        try SesameClient.oneShotAccessToken(for: account, socketPath: socket)
     }
 
     /// Tells sesamed that a server refused `accessToken` of `account`; sesamed refreshes once

@@ -175,19 +175,6 @@ public struct CompleteLoginParameters: Sendable, Codable, Hashable {
     }
 }
 
-/// `ListProviders`' reply.
-public struct ListProvidersReply: Sendable, Codable, Hashable {
-    /// The configured providers.
-    public var providers: [Provider]
-    /// The directory sesamed reads provider files from, for a person adding the first one.
-    public var directory: String?
-    /// Creates the reply.
-    public init(providers: [Provider], directory: String? = nil) {
-        self.providers = providers
-        self.directory = directory
-    }
-}
-
 /// `RedeemCode`'s parameters: a handed-over code and what its request was bound to.
 public struct RedeemCodeParameters: Sendable, Codable, Hashable, CustomStringConvertible {
     /// The configured provider.

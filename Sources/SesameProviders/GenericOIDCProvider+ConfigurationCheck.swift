@@ -16,7 +16,7 @@ extension GenericOIDCProvider {
             pay().map { wait in
                 let seconds = max(wait.components.seconds, 1)
                 return .failed(
-                    "the rest",
+                    "remaining checks",
                     key: nil,
                     "not checked: this user's calls to the provider are at sesamed's limit; try again in \(seconds) s"
                 )
@@ -77,16 +77,13 @@ extension GenericOIDCProvider {
     private func clientChecks(tokenEndpoint url: String, key: String) async -> [ProviderCheck] {
         let response: OAuthHTTP.Response
         do {
-            response = try await post(url, [("grant_type", "refresh_token"), ("refresh_token", Self.randomToken())])
-        } catch .misconfigured {
-            return [
-                .passed("token endpoint", url: url, key: key, "answers"),
-                .failed(
-                    "client_id",
-                    key: "client_id",
-                    "the provider does not know client \"\(configuration.clientID)\" or refuses its secret (invalid_client)"
-                ),
-            ]
+            // The client's credentials, as a refresh presents them (a secret, or a signed assertion).
+            let (credentialFields, basicAuth) = try await credentials.present(clientID: configuration.clientID)
+            let fields = [("grant_type", "refresh_token"), ("refresh_token", Self.randomToken())]
+            response = try await http.postForm(url, credentialFields + fields, basicAuth: basicAuth)
+        } catch .misconfigured(let why) {
+            // sesamed could not make its own credentials (a key that does not sign): nothing was sent.
+            return [.failed("client credentials", key: nil, why)]
         } catch {
             return [.failed("token endpoint", url: url, key: key, error.checkProblem)]
         }
@@ -100,6 +97,10 @@ extension GenericOIDCProvider {
         switch code {
         case "invalid_grant":
             return [answered, .passed("client_id", key: "client_id", "the provider knows the client")]
+        case "invalid_client":
+            let problem =
+                "the provider does not know client \"\(configuration.clientID)\" or refuses its secret (invalid_client)"
+            return [answered, .failed("client_id", key: "client_id", problem)]
         case "unauthorized_client":
             let problem = "the provider knows the client but allows it no refresh tokens (unauthorized_client)"
             return [answered, .failed("client_id", key: "client_id", problem)]

@@ -46,6 +46,8 @@ enum UnreachedProvider {
         switch code {
         case ECONNREFUSED: return "connection refused by \(address)"
         case ECONNRESET: return "\(address) reset the connection"
+        // glibc's strerror returns its own static text for a known number (and, since 2.32, a
+        // thread's own buffer for any other), so calls on several threads do not collide.
         default: return "cannot connect to \(address): \(String(cString: strerror(code)).lowercased())"
         }
     }

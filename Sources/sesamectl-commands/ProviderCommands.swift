@@ -18,10 +18,11 @@ struct Providers: AsyncParsableCommand {
         discussion: """
             --check [NAME] checks each provider's file (or NAME's) against the provider, before \
             anyone logs in: the discovery document names the file's issuer, the signing keys and \
-            every endpoint answer, and the provider knows client_id (asked at the token endpoint \
+            every endpoint the file names or discovery gives answer, and the provider knows client_id (asked at the token endpoint \
             with a made-up refresh token, which a provider refuses as invalid_grant for a client \
             it knows and as invalid_client for one it does not; nothing is issued). Each problem \
-            names the file and key to mend; the exit status is 1 when there is one.
+            names the file and key to mend; the exit status is 1 when there is one. Only root (or \
+            the user a per-user sesamed runs as) may check.
             """
     )
 

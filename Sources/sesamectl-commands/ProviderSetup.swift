@@ -17,19 +17,21 @@ enum ProviderSetup {
             + "then \(reloadStep(for: socket)), and `sesamectl providers --check NAME` tries it."
     }
 
-    /// Who may write `directory`, when it is not the caller: its owner, or for a directory that
-    /// does not exist, the one who may make it.
+    /// Who may write `directory`, when it is not the caller: its owner; or that it is to be made
+    /// first, or cannot be looked at from here.
     private static func writer(of directory: String) -> String {
         var status = stat()
         guard stat(directory, &status) == 0 else {
-            return ", making the directory first (\(String(cString: strerror(errno)).lowercased()))"
+            let reason = String(cString: strerror(errno)).lowercased()
+            return errno == ENOENT
+                ? ", making the directory first (\(reason))" : " (this user cannot look at it: \(reason))"
         }
         if access(directory, W_OK) == 0 { return "" }
         return status.st_uid == 0 ? " as root (sudo)" : " as its owner (uid \(status.st_uid))"
     }
 
     /// How the sesamed at `socket` is told to read its providers again (SIGHUP).
-    private static func reloadStep(for socket: String) -> String {
+    static func reloadStep(for socket: String) -> String {
         if socket == SocketPaths.system {
             return getuid() == 0 ? "`systemctl reload sesamed`" : "`sudo systemctl reload sesamed`"
         }

@@ -173,9 +173,9 @@ extension SesameError {
     /// user's own, or a share), which one answered: the system's may hold the account.
     func sentence(askedAt socket: String) -> String {
         guard case .session(.noSuchAccount(let account)) = self, socket != SocketPaths.system else { return sentence }
-        return "no account \(account) at \(socket), the sesamed asked (a user's own, or a share); the system's "
-            + "sesamed may hold it: `--socket \(SocketPaths.system)` asks that one, and `sesamectl accounts` "
-            + "lists this one's."
+        return "no account \(account) at \(socket), the sesamed asked; the system's sesamed may hold it: "
+            + "`--socket \(SocketPaths.system)` asks that one, and `sesamectl accounts --socket \(socket)` lists "
+            + "this one's."
     }
 
     /// What the person is told: what happened, and where it helps, what to do next.

@@ -3,12 +3,13 @@ wrong port, a wrong issuer and a wrong client id each fail with the file, the ke
 reason, before anyone logs in."""
 
 import json
+import signal
 import socket
 import subprocess
 
 import pytest
 
-from harness import SESAMECTL, running
+from harness import SESAMECTL, daemon_reachable_by_other_users, running
 from test_oauth import oauth_daemon
 
 
@@ -62,7 +63,7 @@ def test_a_wrong_port_names_the_address_that_refused(daemon):
     port = daemon.closed_port
     assert (f"  FAIL discovery document http://127.0.0.1:{port}/o/.well-known/openid-configuration: "
             f"connection refused by 127.0.0.1:{port} [issuer]") in result.stdout, result.stdout
-    assert f"  mend issuer in {daemon.tmp / 'providers.d' / 'port.toml'}, then reload sesamed" in result.stdout
+    assert f"  mend issuer in {daemon.tmp / 'providers.d' / 'port.toml'}, then send that sesamed SIGHUP." in result.stdout
 
 
 def test_a_wrong_issuer_is_told_from_the_discovery_document(daemon, idp):
@@ -100,3 +101,28 @@ def test_a_name_goes_with_check_only(daemon):
     result = subprocess.run([str(SESAMECTL), "providers", "local", "--socket", str(daemon.socket_path)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 64 and "a provider name goes with --check" in result.stderr, result.stderr
+
+
+def test_a_file_that_broke_while_its_provider_runs_is_reported_broken(daemon):
+    """A reload keeps a provider whose file turned bad on the settings it read before; the check
+    says the file does not read, not that the old settings pass."""
+    path = daemon.tmp / "providers.d" / "local.toml"
+    path.write_text(path.read_text() + "ca_file = 3\n")
+    daemon.process.send_signal(signal.SIGHUP)
+    daemon.wait_for_log("provider file not used")
+    result = check(daemon, "local")
+    assert result.returncode == 1, result.stdout
+    assert f"  FAIL provider file: {path}: 'ca_file' must be a string; sesamed runs the provider with the " \
+           "settings it read before [ca_file]" in result.stdout, result.stdout
+
+
+def test_only_who_may_mend_the_files_may_check_them():
+    """The checks send the client's credentials to the provider: another user of the system
+    sesamed is refused, and told who may check."""
+    with daemon_reachable_by_other_users() as daemon:
+        refused = subprocess.run(["setpriv", "--reuid=61234", "--regid=61234", "--clear-groups", str(SESAMECTL),
+                                  "providers", "--check", "--socket", str(daemon.socket_path)],
+                                 capture_output=True, text=True, timeout=30)
+        assert refused.returncode == 1, refused.stdout
+        assert refused.stderr.startswith("only who may mend this sesamed's provider files may check them"), refused
+        assert "provider checked" not in daemon.log()

@@ -17,9 +17,9 @@ def sesamectl(daemon, *args, timeout=30):
 def no_account(daemon, account: str) -> str:
     """What sesamectl says of an account the sesamed it asked does not have: the tests' sesamed is
     not the system's, so the sentence names it and the system's, which may hold the account."""
-    return (f"no account {account} at {daemon.socket_path}, the sesamed asked (a user's own, or a share); the "
-            "system's sesamed may hold it: `--socket /run/sesame/io.sesame` asks that one, and `sesamectl "
-            "accounts` lists this one's.\n")
+    return (f"no account {account} at {daemon.socket_path}, the sesamed asked; the system's sesamed may hold "
+            f"it: `--socket /run/sesame/io.sesame` asks that one, and `sesamectl accounts --socket "
+            f"{daemon.socket_path}` lists this one's.\n")
 
 
 def account(daemon) -> str:

@@ -99,7 +99,7 @@ import Testing
                 return left >= 0 ? nil : .seconds(42)
             }
         }
-        #expect(checks.map(\.subject) == ["discovery document", "signing keys", "the rest"])
+        #expect(checks.map(\.subject) == ["discovery document", "signing keys", "remaining checks"])
         #expect(checks.last?.problem?.hasSuffix("at sesamed's limit; try again in 42 s") == true)
         #expect(checks.last?.key == nil && transport.requests(to: Self.token).isEmpty)
     }

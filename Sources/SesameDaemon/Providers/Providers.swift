@@ -17,8 +17,12 @@ final class Providers: TokenRefresher {
     }
 
     private let configured: Mutex<[String: Configured]>
-    /// The provider files that did not read, as last loaded.
+    /// The provider files that did not read, as last loaded, but for those whose provider still
+    /// runs with the settings read before.
     private let brokenFiles = Mutex<[ProviderFiles.Broken]>([])
+    /// Every provider file that did not read when last loaded, a provider still running on one's
+    /// earlier settings included: what `CheckProvider` reports of a file.
+    private let unreadableFiles = Mutex<[ProviderFiles.Broken]>([])
     /// The file each configured provider came from, by provider name.
     private let sourceFiles = Mutex<[String: String]>([:])
     /// The providers directory last read.
@@ -34,14 +38,22 @@ final class Providers: TokenRefresher {
         self.logger = logger
         configured = Mutex(Dictionary(uniqueKeysWithValues: loaded.providers.map { ($0.name, Self.make($0)) }))
         brokenFiles.withLock { $0 = loaded.broken }
+        unreadableFiles.withLock { $0 = loaded.broken }
         sourceFiles.withLock { $0 = loaded.files }
         sourceDirectory.withLock { $0 = loaded.directory }
     }
 
-    /// The provider files that did not read, as last loaded.
+    /// The provider files that did not read, as last loaded, but for those whose provider still
+    /// runs with the settings read before (it is listed as configured).
     var broken: [ProviderFiles.Broken] {
         get { brokenFiles.withLock { $0 } }
         set { brokenFiles.withLock { $0 = newValue } }
+    }
+
+    /// Every provider file that did not read when last loaded.
+    var unreadable: [ProviderFiles.Broken] {
+        get { unreadableFiles.withLock { $0 } }
+        set { unreadableFiles.withLock { $0 = newValue } }
     }
 
     /// The file (without `.toml`) each configured provider came from, by provider name.

@@ -60,6 +60,7 @@ enum Reload {
         let keptFiles = Set(loaded.files.values)
         let changes = providers.reload(loaded.providers, files: loaded.files, directory: loaded.directory)
         providers.broken = loaded.broken.filter { !keptFiles.contains($0.name) }
+        providers.unreadable = loaded.broken
         Daemon.log(loaded, logger: logger)
         if changes.isEmpty {
             logger.info("providers unchanged", metadata: ["providers": "\(providers.names.joined(separator: ","))"])

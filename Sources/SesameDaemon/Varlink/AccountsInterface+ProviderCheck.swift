@@ -1,19 +1,22 @@
 import SesameProtocol
 import SesameProviders
 import SesameVarlink
+import SesameWire
 
 /// `CheckProvider`: a provider's file checked against the provider, for the person who wrote
-/// it to see what to mend before anyone logs in.
+/// it to see what to mend before anyone logs in. Only who may mend the file may ask (root, or
+/// the user a per-user sesamed runs as): the checks send the client's credentials to the
+/// provider, which counts what its client is sent, and other users could mend nothing.
 extension AccountsInterface {
     /// Checks the provider `request` names, or says why its file does not read.
     func checkProvider(_ request: ProviderParameters, _ caller: Caller, _ context: VarlinkCallContext) async throws
         -> CheckProviderReply
     {
-        if let broken = providers.broken.first(where: { $0.name == request.provider }) {
-            return CheckProviderReply(
-                file: providers.path(ofFile: broken.name),
-                checks: [Self.unreadable(broken, forRoot: caller.isRoot)]
-            )
+        guard caller.mayMendProviders else { throw VarlinkError.permissionDenied }
+        let file = providers.files[request.provider] ?? request.provider
+        if let broken = providers.unreadable.first(where: { $0.name == file }) {
+            let running = (try? providers.adapter(request.provider)) != nil
+            return CheckProviderReply(file: providers.path(ofFile: file), checks: [Self.unreadable(broken, running)])
         }
         let adapter = try providers.adapter(request.provider)
         let uid = caller.peer.uid
@@ -25,21 +28,19 @@ extension AccountsInterface {
             "provider checked",
             metadata: ["provider": "\(request.provider)", "failed": "\(failed.joined(separator: ","))"]
         )
-        return CheckProviderReply(
-            file: providers.files[request.provider].flatMap(providers.path(ofFile:)),
-            checks: checks
-        )
+        return CheckProviderReply(file: providers.path(ofFile: file), checks: checks)
     }
 
-    /// A file that does not read, as one failed check. Only root is shown what is wrong in it:
-    /// a parser's message may quote the file, and the file may hold a secret.
-    private static func unreadable(_ file: ProviderFiles.Broken, forRoot: Bool) -> ProviderCheck {
-        ProviderCheck(
+    /// A file that does not read, as one failed check; `running` when sesamed still runs its
+    /// provider with the settings it read before the file broke.
+    private static func unreadable(_ file: ProviderFiles.Broken, _ running: Bool) -> ProviderCheck {
+        let still = running ? "; sesamed runs the provider with the settings it read before" : ""
+        return ProviderCheck(
             subject: "provider file",
             url: nil,
             key: file.error.key,
             finding: nil,
-            problem: forRoot ? "\(file.error)" : "does not read (root sees why in `sesamectl providers --check`)"
+            problem: "\(file.error)\(still)"
         )
     }
 }

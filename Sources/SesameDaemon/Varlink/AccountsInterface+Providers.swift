@@ -30,7 +30,7 @@ extension AccountsInterface {
                 flows: [],
                 defaultFlow: nil,
                 redirectURI: nil,
-                loginUnavailable: Self.brokenFileSentence(file, forRoot: caller.isRoot)
+                loginUnavailable: Self.brokenFileSentence(file, shownWhy: caller.mayMendProviders)
             )
         }
         return ListProvidersReply(
@@ -39,10 +39,10 @@ extension AccountsInterface {
         )
     }
 
-    /// Why a broken provider cannot log in, and what to do. Only root is shown what is wrong
-    /// in the file: a parser's message may quote it, and the file may hold a secret.
-    private static func brokenFileSentence(_ file: ProviderFiles.Broken, forRoot: Bool) -> String {
-        let what = forRoot ? "\(file.error)" : "its provider file is broken (root sees why in `sesamectl providers`)"
+    /// Why a broken provider cannot log in, and what to do. Only who may mend the file is shown
+    /// what is wrong in it: a parser's message may quote it, and the file may hold a secret.
+    private static func brokenFileSentence(_ file: ProviderFiles.Broken, shownWhy: Bool) -> String {
+        let what = shownWhy ? "\(file.error)" : "its provider file is broken (root sees why in `sesamectl providers`)"
         return "\(what); fix the file and reload sesamed (systemctl reload sesamed)"
     }
 

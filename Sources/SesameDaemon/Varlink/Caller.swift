@@ -2,6 +2,10 @@ import SesameCore
 import SesameVarlink
 import SesameWire
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The process on the other end of a call, and what the access policy in force lets it do.
 struct Caller: Sendable {
     let peer: PeerCredentials
@@ -22,6 +26,11 @@ struct Caller: Sendable {
     }
 
     var isRoot: Bool { peer.uid == 0 }
+
+    /// Whether the caller may mend this sesamed's provider files, and so be shown what is wrong
+    /// in them and have them checked at the provider: root, or the user a per-user sesamed runs
+    /// as, whose own directory it reads; never through a share.
+    var mayMendProviders: Bool { (peer.uid == 0 || peer.uid == getuid()) && share == nil }
 
     /// What the caller may do with `account`.
     func rights(on account: Account) -> AccountRights {

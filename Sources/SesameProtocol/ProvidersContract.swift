@@ -1,3 +1,16 @@
+/// `ListProviders`' reply.
+public struct ListProvidersReply: Sendable, Codable, Hashable {
+    /// The configured providers.
+    public var providers: [Provider]
+    /// The directory sesamed reads provider files from, for a person adding the first one.
+    public var directory: String?
+    /// Creates the reply.
+    public init(providers: [Provider], directory: String? = nil) {
+        self.providers = providers
+        self.directory = directory
+    }
+}
+
 /// `CheckProvider`'s parameters: the provider to check.
 public struct ProviderParameters: Sendable, Codable, Hashable {
     /// The configured provider's name.
@@ -27,7 +40,7 @@ public struct ProviderCheck: Sendable, Codable, Hashable {
     /// The URL asked, when one was.
     public var url: String?
     /// The provider-file key to mend when it fails (`issuer` for what discovery gave); nil when
-    /// no key is to blame (the caller's allowance of provider calls ran out).
+    /// no one key is to blame (a file that is not TOML, the checks stopped short).
     public var key: String?
     /// What the answer showed, when it passed.
     public var finding: String?
