@@ -81,9 +81,10 @@ struct Logout: AsyncParsableCommand {
         }
     }
 
-    /// What the person is told: whether the grant is gone at the provider too.
+    /// What the person is told: whether the grant is gone at the provider too. The account goes
+    /// by the name its owner gave it, where it has one.
     static func line(_ result: LogoutResult) -> String {
-        let id = result.account.id
+        let id = result.account.name ?? result.account.id
         guard !result.revokedRemotely else { return "\(id) logged out; the provider confirmed the revocation" }
         let reason = result.notRevokedReason.map { ": \($0.forDisplay(limit: 300))" } ?? ""
         return "\(id) logged out here; not revoked at the provider\(reason)"
