@@ -12,8 +12,10 @@ enum ProviderSetup {
         }
         let sample =
             access(directory + "/example.toml.sample", R_OK) == 0 ? " (example.toml.sample there shows every key)" : ""
+        // sesamed's answer, shown escaped: the socket may be a share's, whose far end is anyone's.
+        let shown = directory.forDisplay(limit: 300)
         return
-            "sesamed reads providers from \(directory): add a file NAME.toml there\(sample)\(writer(of: directory)), "
+            "sesamed reads providers from \(shown): add a file NAME.toml there\(sample)\(writer(of: directory)), "
             + "then \(reloadStep(for: socket)), and `sesamectl providers --check NAME` tries it."
     }
 
@@ -22,8 +24,9 @@ enum ProviderSetup {
     private static func writer(of directory: String) -> String {
         var status = stat()
         guard stat(directory, &status) == 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            return errno == ENOENT
+            let code = errno
+            let reason = String(cString: strerror(code)).lowercased()
+            return code == ENOENT
                 ? ", making the directory first (\(reason))" : " (this user cannot look at it: \(reason))"
         }
         if access(directory, W_OK) == 0 { return "" }
