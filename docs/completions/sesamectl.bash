@@ -224,14 +224,22 @@ _sesamectl_accounts() {
 
 _sesamectl_providers() {
     repeating_flags=()
-    non_repeating_flags=(--json --no-legend --version -h --help)
+    non_repeating_flags=(--json --no-legend --check --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
-    __sesamectl_offer_flags_options 0
+    __sesamectl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __sesamectl_add_completions -W "$(eval 'sesamectl providers --names 2>/dev/null')"
         return
         ;;
     esac
