@@ -86,22 +86,22 @@ struct Status: AsyncParsableCommand {
             switch account.state {
             case .needsLogin, .loggedOut:
                 let fix = "run `sesamectl login \(account.provider)`"
-                printLine(
-                    json ? Self.json(id, usable: false, account.state) : "\(id): \(account.state.rawValue); \(fix)"
-                )
+                report(id, usable: false, account, json: json, line: "\(id): \(account.state.rawValue); \(fix)")
                 return 1
             case .active, .refreshing, .expired:
                 if check { return try await checked(id, client, json: json) }
                 // An expired token is usable if sesamed can refresh it now; asking is the test.
                 _ = try await client.accessToken(for: id)
-                printLine(json ? Self.json(id, usable: true, account.state) : "\(id): usable")
+                // Read again: the refresh that asking may have made shows in the times.
+                let now = (try? await client.account(id)) ?? account
+                report(id, usable: true, now, json: json, line: "\(id): usable")
                 return 0
             }
         } catch SesameError.session(.noSuchAccount) {
             printError(SesameError.session(.noSuchAccount(id)).sentence(askedAt: socket))
             return 2
         } catch {
-            printLine(json ? Self.json(id, usable: false, nil) : "\(id): not usable now: \(error)")
+            printLine(json ? Self.json(AccountStatus(id, usable: false, nil)) : "\(id): not usable now: \(error)")
             return 1
         }
     }
@@ -124,20 +124,29 @@ struct Status: AsyncParsableCommand {
             case (.unknown, _):
                 "\(id): usable by its expiry time; the provider could not say whether it still accepts it\(why)"
             }
-        printLine(json ? Self.json(id, usable: usable, result.account.state, checked: result.verdict) : line)
+        report(id, usable: usable, result.account, checked: result.verdict, json: json, line: line)
         return usable ? 0 : 1
     }
 
-    /// One account's status as a JSON object.
-    private static func json(_ id: String, usable: Bool, _ state: SessionState?, checked: TokenVerdict? = nil) -> String
-    {
-        struct AccountStatus: Encodable {
-            var account: String
-            var usable: Bool
-            var state: SessionState?
-            var checked: TokenVerdict?
+    /// Prints the account's status: `line` and the details under it, or the JSON object.
+    private static func report(
+        _ id: String,
+        usable: Bool,
+        _ account: Account,
+        checked: TokenVerdict? = nil,
+        json: Bool,
+        line: String
+    ) {
+        guard !json else {
+            printLine(Self.json(AccountStatus(id, usable: usable, account, checked: checked)))
+            return
         }
-        let status = AccountStatus(account: id, usable: usable, state: state, checked: checked)
-        return (try? Formatting.json(status)) ?? "{}"
+        printLine(line)
+        for detail in details(of: account) { printLine(detail) }
+    }
+
+    /// One account's status as a JSON object.
+    private static func json(_ status: AccountStatus) -> String {
+        (try? Formatting.json(status)) ?? "{}"
     }
 }

@@ -299,7 +299,8 @@ def call(daemon: Daemon, method: str, parameters: dict) -> dict:
 
 def import_tokens(via, *, access_token: str, provider: str = "google", subject: str = "alice",
                   refresh_token: str | None = None, id_token: str | None = None, expires_in: int | None = None,
-                  scopes: list[str] | None = None, display_name: str | None = None) -> dict:
+                  scopes: list[str] | None = None, display_name: str | None = None,
+                  refresh_expires_in: int | None = None) -> dict:
     """Hands tokens to sesamed with io.sesame.Accounts.ImportTokens, as an app that logged in by
     itself does, and returns the account from the reply; an error reply fails the test. Arguments
     left at None are not sent at all (sesamed then uses what it knows, e.g. no expiry).
@@ -312,7 +313,7 @@ def import_tokens(via, *, access_token: str, provider: str = "google", subject: 
     own path to the same method) is tested with sesamectl itself."""
     tokens = {"accessToken": access_token}
     for key, value in (("refreshToken", refresh_token), ("idToken", id_token), ("expiresIn", expires_in),
-                       ("scopes", scopes)):
+                       ("scopes", scopes), ("refreshExpiresIn", refresh_expires_in)):
         if value is not None:
             tokens[key] = value
     parameters = {"provider": provider, "subject": subject}

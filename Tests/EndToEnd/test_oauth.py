@@ -313,6 +313,51 @@ def test_a_transient_fault_is_refresh_failed_and_changes_nothing_else(daemon, id
     assert_no_token_in(daemon.log(), [tokens["access_token"], tokens["refresh_token"]])
 
 
+def status_details(daemon: Daemon, id: str) -> dict:
+    """`sesamectl status ID`'s lines under the first (which must say usable), by their names."""
+    status = subprocess.run([str(SESAMECTL), "status", id, "--socket", str(daemon.socket_path)],
+                            capture_output=True, text=True, timeout=30)
+    lines = status.stdout.splitlines()
+    assert (status.returncode, lines[0]) == (0, f"{id}: usable"), status
+    return dict(line.strip().split(": ", 1) for line in lines[1:])
+
+
+def test_status_says_when_the_account_last_refreshed_next_refreshes_and_last_failed(tmp_path, idp):
+    """`status ACCOUNT` under its first line: the token times, the planned refresh, the last
+    refresh and the last error with its time, the last two still there after a restart."""
+    idp.clear_faults()
+    idp.reset_counters()
+    daemon = oauth_daemon(tmp_path, idp, refresh_ahead=True)
+    with running(daemon):
+        tokens = idp.device_login()
+        account = import_tokens(daemon, provider="local", subject=subject_of(tokens["id_token"]),
+                                access_token=tokens["access_token"], refresh_token=tokens["refresh_token"],
+                                expires_in=3600, refresh_expires_in=30 * 86400, scopes=SCOPES)
+        id = account["id"]
+        planned = status_details(daemon, id)
+        assert set(planned) == {"access token", "refresh token", "next refresh"}, planned
+        assert planned["refresh token"].endswith(", as the provider said"), planned
+        idp.fault(grant_type="refresh_token", **TRANSIENT_FAULTS["HTTP 500"])
+        assert call(daemon, "io.sesame.Accounts.Refresh", {"account": id})["error"] == "io.sesame.Accounts.RefreshFailed"
+        idp.clear_faults()
+        assert "error" not in call(daemon, "io.sesame.Accounts.Refresh", {"account": id})
+        before = call(daemon, "io.sesame.Accounts.Get", {"account": id})["parameters"]["account"]
+        assert before["lastErrorAt"] <= before["lastRefreshAt"] and "HTTP 500" in before["lastError"], before
+    again = Daemon(tmp_path, config=daemon.config_path.read_text())
+    with running(again):
+        # DOT's access tokens live two seconds: status refreshes the expired one, so the last
+        # refresh may be newer than before the restart; the last error is the one kept. DOT
+        # does not say when its refresh tokens end, so the renewed one's end is not shown.
+        details = status_details(again, id)
+        assert set(details) == {"access token", "last refresh", "last error"}, details
+        assert details["last refresh"] >= before["lastRefreshAt"], details
+        assert details["last error"].startswith(before["lastErrorAt"] + ": ") and "HTTP 500" in details["last error"]
+        as_json = json.loads(subprocess.run([str(SESAMECTL), "status", id, "--json", "--socket", str(again.socket_path)],
+                                            capture_output=True, text=True, timeout=30).stdout)
+        assert as_json["usable"] and as_json["lastErrorAt"] == before["lastErrorAt"], as_json
+        assert as_json["lastRefreshAt"] >= before["lastRefreshAt"] and "refreshTokenExpiresAt" not in as_json, as_json
+
+
 INVALID_RESPONSES = {
     "malformed JSON": {"status": 200, "body": "{not json"},
     "token response for another client": {"id_token": "wrong_audience"},

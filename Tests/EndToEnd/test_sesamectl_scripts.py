@@ -75,7 +75,8 @@ def test_exec_says_when_the_command_cannot_run(daemon):
 def test_status_of_an_account_is_an_exit_code_for_scripts(daemon, tmp_path):
     id = account(daemon)
     usable = sesamectl(daemon, "status", id)
-    assert (usable.returncode, usable.stdout) == (0, f"{id}: usable\n"), usable.stderr
+    assert (usable.returncode, usable.stdout.splitlines()[0]) == (0, f"{id}: usable"), usable.stderr
+    assert usable.stdout.splitlines()[1].startswith("  access token: until "), usable.stdout
     missing = sesamectl(daemon, "status", "google-nosuch")
     assert (missing.returncode, missing.stderr) == (2, no_account(daemon, "google-nosuch"))
     assert "error" not in call(daemon, "io.sesame.Accounts.Logout", {"account": id})
@@ -160,8 +161,9 @@ def test_every_command_that_prints_data_prints_json_on_request(daemon):
     id = account(daemon)
     status = json.loads(sesamectl(daemon, "status", "--json").stdout)
     assert status["product"] == "sesamed" and [a["id"] for a in status["accounts"]] == [id]
-    assert json.loads(sesamectl(daemon, "status", id, "--json").stdout) == {
-        "account": id, "usable": True, "state": "active"}
+    usable = json.loads(sesamectl(daemon, "status", id, "--json").stdout)
+    assert usable.keys() == {"account", "usable", "state", "accessTokenExpiresAt"}, usable
+    assert (usable["account"], usable["usable"], usable["state"]) == (id, True, "active")
     token = json.loads(sesamectl(daemon, "token", id, "--json").stdout)
     assert token["accessToken"] == TOKEN and token["tokenType"] == "Bearer" and "expiresAt" in token
     providers = json.loads(sesamectl(daemon, "providers", "--json").stdout)
@@ -182,7 +184,7 @@ def test_a_name_works_in_place_of_the_id_in_every_verb(daemon):
     for reference in ("work", "google"):
         token = sesamectl(daemon, "token", reference)
         assert (token.returncode, token.stdout) == (0, TOKEN + "\n"), token
-    assert sesamectl(daemon, "status", "work").stdout == "work: usable\n"
+    assert sesamectl(daemon, "status", "work").stdout.splitlines()[0] == "work: usable"
     listed = json.loads(sesamectl(daemon, "accounts", "--json").stdout)
     assert [(a["id"], a.get("name")) for a in listed] == [(id, "work")]
     assert "work" in sesamectl(daemon, "accounts", "--ids").stdout.split()

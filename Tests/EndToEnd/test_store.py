@@ -31,18 +31,29 @@ def accounts(daemon):
     return {a["id"]: a for a in RawConnection(daemon.socket_path).call("io.sesame.Accounts.List")["parameters"]["accounts"]}
 
 
-def test_accounts_and_sequence_numbers_survive_a_restart(tmp_path):
-    key = key_file(tmp_path)
+def before_a_restart(tmp_path: Path, key: Path, actions):
+    """Runs a keyed daemon, calls `actions` with a connection to it, stops it cleanly and
+    returns what `actions` returned."""
     daemon = keyed_daemon(tmp_path, key)
     try:
         daemon.wait_ready()
-        conn = RawConnection(daemon.socket_path)
+        result = actions(RawConnection(daemon.socket_path))
+        assert daemon.stop() == 0
+        return result
+    finally:
+        daemon.kill()
+
+
+def test_accounts_events_and_sequence_numbers_survive_a_restart(tmp_path):
+    key = key_file(tmp_path)
+
+    def actions(conn):
         kept = import_tokens(conn, subject="alice", **TOKENS)
         gone = import_tokens(conn, subject="bob", **TOKENS)
         conn.call("io.sesame.Accounts.Logout", {"account": gone["id"]})
-        assert daemon.stop() == 0
-    finally:
-        daemon.kill()
+        return kept, gone
+
+    kept, gone = before_a_restart(tmp_path, key, actions)
     again = keyed_daemon(tmp_path, key)
     try:
         again.wait_ready()
@@ -50,14 +61,58 @@ def test_accounts_and_sequence_numbers_survive_a_restart(tmp_path):
         assert listed[kept["id"]]["state"] == "active" and listed[gone["id"]]["state"] == "loggedOut"
         conn = RawConnection(again.socket_path)
         assert conn.call("io.sesame.Accounts.GetToken", {"account": kept["id"]})["parameters"]["accessToken"] == ACCESS
-        # Sequence numbers go on from where they were; a `since` from before the restart gets a
-        # resync, since those events are no longer kept.
+        # Sequence numbers go on from where they were, and a subscriber from before the restart
+        # is replayed what it missed: each account keeps its last events in the store.
         conn.send("io.sesame.Events.Subscribe", {"since": 1}, more=True)
         assert conn.reply()["parameters"] == {"ready": {"sequence": 3}}
-        assert sorted(a["id"] for a in conn.reply()["parameters"]["resync"]["accounts"]) == sorted([kept["id"], gone["id"]])
+        missed = [conn.reply()["parameters"]["event"] for _ in range(2)]
+        assert [(e["sequence"], e["kind"], e["account"]) for e in missed] == [
+            (2, "loggedIn", gone["id"]), (3, "loggedOut", gone["id"])]
         other = RawConnection(again.socket_path)
         other.call("io.sesame.Accounts.Logout", {"account": kept["id"]})
         assert conn.reply()["parameters"]["event"]["sequence"] == 4
+        # sesamectl shows the same history, as it happened before the restart.
+        watch = subprocess.Popen(
+            [str(SESAMECTL), "watch", "--since", "0", "--no-follow", "--socket", str(again.socket_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            lines = [watch.stdout.readline() for _ in range(5)]
+        finally:
+            watch.kill()
+            watch.wait()
+        assert lines[0] == "ready sequence=4\n", lines
+        assert [line.split()[0] + " " + line.split()[2] for line in lines[1:]] == [
+            "1 loggedIn", "2 loggedIn", "3 loggedOut", "4 loggedOut"], lines
+        assert again.stop() == 0
+    finally:
+        again.kill()
+
+
+def test_a_since_from_before_an_event_no_longer_kept_gets_a_resync_after_a_restart(tmp_path):
+    """A removed account's events go with it: a subscriber from before them is told to resync
+    rather than replayed a history with a hole in it."""
+    key = key_file(tmp_path)
+
+    def actions(conn):
+        kept = import_tokens(conn, subject="alice", **TOKENS)
+        gone = import_tokens(conn, subject="bob", **TOKENS)
+        assert "error" not in conn.call("io.sesame.Accounts.Remove", {"account": gone["id"]})
+        conn.call("io.sesame.Accounts.Logout", {"account": kept["id"]})
+        return kept
+
+    kept = before_a_restart(tmp_path, key, actions)
+    again = keyed_daemon(tmp_path, key)
+    try:
+        again.wait_ready()
+        old = RawConnection(again.socket_path)
+        old.send("io.sesame.Events.Subscribe", {"since": 1}, more=True)
+        assert old.reply()["parameters"] == {"ready": {"sequence": 4}}
+        assert [a["id"] for a in old.reply()["parameters"]["resync"]["accounts"]] == [kept["id"]]
+        recent = RawConnection(again.socket_path)
+        recent.send("io.sesame.Events.Subscribe", {"since": 3}, more=True)
+        assert recent.reply()["parameters"] == {"ready": {"sequence": 4}}
+        event = recent.reply()["parameters"]["event"]
+        assert (event["sequence"], event["kind"], event["account"]) == (4, "loggedOut", kept["id"])
         assert again.stop() == 0
     finally:
         again.kill()

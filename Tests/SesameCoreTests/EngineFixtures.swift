@@ -150,6 +150,11 @@ struct EngineFixture {
         )
     }
 
+    /// The engine a restart would start: on what this one saved.
+    func restarted() throws -> EngineFixture {
+        EngineFixture(snapshot: try #require(persistence.saved))
+    }
+
     func tokens(lifetime: Duration, refresh: String? = "RT-1", access: String = "AT-1") -> TokenSet {
         TokenSet(
             accessToken: access,

@@ -220,14 +220,16 @@ import Testing
         #expect(try await events.next()?.sequence == 42)
     }
 
-    @Test func aResumingSubscriberGetsExactlyWhatItMissed() async throws {
+    /// With a restart in between too: each account keeps its events in the store.
+    @Test(arguments: [false, true]) func aResumingSubscriberGetsExactlyWhatItMissed(restart: Bool) async throws {
         let fixture = EngineFixture()
         let account = try await fixture.importAccount(lifetime: .seconds(600))
         let seen = await fixture.engine.currentSequence
         fixture.clock.advance(by: .seconds(600))
         await fixture.engine.fireDueDeadlines()
         _ = try await fixture.engine.logout(account.id)
-        let (_, backlog, current, _) = await fixture.engine.subscribe(filter: EventFilter(), since: seen)
+        let engine = restart ? try fixture.restarted().engine : fixture.engine
+        let (_, backlog, current, _) = await engine.subscribe(filter: EventFilter(), since: seen)
         guard case .replay(let missed) = backlog else {
             Issue.record("expected a replay")
             return
@@ -236,7 +238,8 @@ import Testing
         #expect(missed.map(\.sequence) == Array((seen + 1)...current))
     }
 
-    @Test func aSubscriberFromBeforeARestartGetsTheFullState() async throws {
+    /// A store from before accounts kept their events has nothing to replay.
+    @Test func aSubscriberFromBeforeARestartWithNoKeptEventsGetsTheFullState() async throws {
         let account = Account(id: "a", provider: "p", ownerUID: 1, subject: "s", state: .active, createdAt: Date())
         let fixture = EngineFixture(
             snapshot: SessionSnapshot(accounts: [StoredAccount(account: account, tokens: nil)], lastSequence: 9)

@@ -28,10 +28,22 @@ public struct Account: Sendable, Codable, Hashable, Identifiable {
     public var createdAt: Date
     /// When the account last changed.
     public var updatedAt: Date
+    /// When a refresh last brought new tokens; nil before the first.
+    public var lastRefreshAt: Date?
+    /// When sesamed plans to refresh next, ahead of expiry or to retry a failure; nil when it
+    /// refreshes only on demand.
+    public var nextRefreshAt: Date?
+    /// Why the last refresh failed or the session came to need a login, in sesamed's own words
+    /// (never token material or the provider's free text); kept after a later success, as
+    /// history, with `lastErrorAt`.
+    public var lastError: String?
+    /// When `lastError` happened.
+    public var lastErrorAt: Date?
 
     private enum CodingKeys: String, CodingKey {
         case id, name, provider, subject, displayName, scopes, state
         case accessTokenExpiresAt, refreshTokenExpiresAt, createdAt, updatedAt
+        case lastRefreshAt, nextRefreshAt, lastError, lastErrorAt
         case ownerUID = "owner"
     }
 

@@ -88,11 +88,9 @@ extension SessionEngine {
         account.accessTokenExpiresAt = tokens.accessTokenExpiresAt
         account.refreshTokenExpiresAt = tokens.refreshTokenExpiresAt
         account.updatedAt = now
-        var stored = StoredAccount(
-            account: account,
-            tokens: tokens,
-            refreshAt: policy.refreshTime(for: tokens, obtainedAt: now)
-        )
+        account.nextRefreshAt = policy.refreshTime(for: tokens, obtainedAt: now)
+        var stored = StoredAccount(account: account, tokens: tokens, refreshAt: account.nextRefreshAt)
+        stored.history = existing?.history
         // A grant handed in again is the current one, never one to revoke. Bounded, so that
         // logins repeated while the provider refuses every revocation cannot grow the store
         // without end: past the bound, the oldest is let go.

@@ -73,6 +73,7 @@ public actor SessionEngine<Payload: Sendable> {
             queueLimit: queueLimit,
             historyLimit: historyLimit,
             lastSequenceBeforeStart: snapshot.lastSequence,
+            kept: AccountHistory.replayable(in: snapshot.accounts, through: snapshot.lastSequence),
             deliveringOn: loop,
             encode: encode
         )
@@ -83,6 +84,7 @@ public actor SessionEngine<Payload: Sendable> {
                 let expired = stored.tokens?.accessTokenHasExpired(at: clock.now) ?? true
                 stored.account.state = expired ? .expired : .active
             }
+            stored.account.nextRefreshAt = stored.refreshAt
             accounts[stored.account.id] = stored
         }
         self.accounts = accounts
@@ -227,38 +229,64 @@ public actor SessionEngine<Payload: Sendable> {
         var snapshot: Account? = nil
     }
 
-    /// Applies `changes` (nil removes an account), saves the result, and only then makes it the
-    /// engine's state and announces `announcements`. If saving fails nothing changes.
+    /// Applies `changes` (nil removes an account), saves the result with its events in the
+    /// accounts' histories, and only then makes it the engine's state and announces the events.
+    /// If saving fails nothing changes.
     func commit(_ changes: [String: StoredAccount?], announcing new: [Announcement]) throws(SessionError) {
-        let announcements = (unsavedAnnouncements ?? []) + new
         var next = accounts
         for (id, change) in changes { next[id] = change }
-        let nextSequence = lastSequence + UInt64(announcements.count)
+        var changes = changes.merging(unsaved: unsavedAccounts, from: next)
+        let events = events(of: (unsavedAnnouncements ?? []) + new, in: next)
+        for event in events {
+            guard var stored = next[event.account] else { continue }
+            stored.record(event)
+            next[event.account] = stored
+            changes[event.account] = stored
+        }
+        // The planned refresh is the engine's own bookkeeping; every record shows it as saved.
+        for (id, change) in changes {
+            guard var stored = change, stored.account.nextRefreshAt != stored.refreshAt else { continue }
+            stored.account.nextRefreshAt = stored.refreshAt
+            next[id] = stored
+            changes[id] = stored
+        }
+        let nextSequence = events.last?.sequence ?? lastSequence
         // Unordered on purpose: this runs on every change, and a store that wants order can sort.
         let snapshot = SessionSnapshot(accounts: Array(next.values), lastSequence: nextSequence)
         do {
-            try persistence.save(snapshot, changes: changes.merging(unsaved: unsavedAccounts, from: next))
+            try persistence.save(snapshot, changes: changes)
         } catch {
             throw .storeFailed("\(error)")
         }
         unsavedAnnouncements = nil
         unsavedAccounts = []
-        for announcement in announcements where announcement.kind.changesGrant {
-            narrowed.forget(account: announcement.account)
+        for event in events where event.kind.changesGrant {
+            narrowed.forget(account: event.account)
         }
-        let previous = accounts
         accounts = next
+        lastSequence = nextSequence
+        for event in events {
+            registry.publish(event)
+            observer?(event)
+        }
+        self.changes.yield()
+    }
+
+    /// The events `announcements` make, numbered from the next sequence number, each showing
+    /// its account as in `next` (or as it was, for one removed).
+    private func events(of announcements: [Announcement], in next: [String: StoredAccount]) -> [AuthEvent] {
         let now = clock.now
-        for announcement in announcements {
-            lastSequence += 1
+        var sequence = lastSequence
+        return announcements.compactMap { announcement in
             guard
                 let subject = announcement.snapshot ?? next[announcement.account]?.account
-                    ?? previous[announcement.account]?.account
+                    ?? accounts[announcement.account]?.account
             else {
-                continue
+                return nil
             }
-            let event = AuthEvent(
-                sequence: lastSequence,
+            sequence += 1
+            return AuthEvent(
+                sequence: sequence,
                 time: now,
                 kind: announcement.kind,
                 account: subject,
@@ -267,10 +295,7 @@ public actor SessionEngine<Payload: Sendable> {
                 revokedRemotely: announcement.revokedRemotely,
                 detail: announcement.detail
             )
-            registry.publish(event)
-            observer?(event)
         }
-        self.changes.yield()
     }
 
     /// Moves `stored` to `state`, or refuses if the state machine does not allow it.

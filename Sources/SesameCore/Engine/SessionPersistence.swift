@@ -32,6 +32,9 @@ public struct StoredAccount: Sendable, Codable, Hashable {
     /// Grants a new login of the same person replaced that the provider has not yet confirmed
     /// revoked: kept, and tried again, until it does or they lapse. Absent in older stores.
     public var replacedGrants: [TokenSet]?
+    /// The account's latest events, oldest first, at most `AccountHistory.limit`: what a
+    /// subscriber that resumes after a restart is replayed. Absent in older stores.
+    public var history: [AuthEvent]?
 
     /// Creates a stored account.
     public init(account: Account, tokens: TokenSet?, expiringAnnounced: Bool = false, refreshAt: Date? = nil) {

@@ -101,24 +101,31 @@ public final class EventRegistry<Payload: Sendable>: Sendable {
     public let queueLimit: Int
     /// How many recent events are kept for subscribers that resume with `since`.
     public let historyLimit: Int
-    /// The sequence number history starts after when it is empty: events up to it happened
-    /// before this process and cannot be replayed.
+    /// The sequence number history starts after: events up to it cannot be replayed (they
+    /// happened before this process and were not kept).
     public let firstReplayableAfter: UInt64
 
-    /// Creates a registry that encodes each event once with `encode`.
+    /// Creates a registry that encodes each event once with `encode`, and replays `kept` (the
+    /// events kept from before this process, oldest first, consecutive and ending at
+    /// `lastSequenceBeforeStart`) to subscribers that resume from among them.
     public init(
         queueLimit: Int,
         historyLimit: Int,
         lastSequenceBeforeStart: UInt64,
+        kept: [AuthEvent] = [],
         deliveringOn deliveries: any EventLoop,
         encode: @escaping @Sendable (AuthEvent) -> Payload
     ) {
         precondition(queueLimit > 0 && historyLimit >= 0, "limits must be positive")
         self.queueLimit = queueLimit
         self.historyLimit = historyLimit
-        self.firstReplayableAfter = lastSequenceBeforeStart
+        let kept = kept.suffix(historyLimit)
+        self.firstReplayableAfter = kept.first.map { $0.sequence - 1 } ?? lastSequenceBeforeStart
         self.deliveries = deliveries
         self.encode = encode
+        state.withLock { state in
+            for event in kept { state.remember(event, encode(event), limit: historyLimit) }
+        }
     }
 
     /// How many subscribers are registered.
