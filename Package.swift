@@ -41,6 +41,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Header only: sd-bus's types, for sesame-notify, which loads libsystemd itself.
+        .systemLibrary(name: "CSessionBus"),
         // Header only (struct ucred, accept4), so SesameVarlink and its clients link no libsystemd.
         .systemLibrary(name: "CPeerCredentials"),
         // Header only: sesamed's own process hardening (no core dumps), a variadic prctl wrapped.
@@ -225,7 +227,8 @@ let package = Package(
             plugins: ["RefuseFoundation"]
         ),
         // Every command of sesamectl's, `token` included, for the command lines the shortcut leaves;
-        // and, under their names, the credential helpers.
+        // and, under their names, the credential helpers and sesame-notify (sd-bus, loaded only
+        // there, for the desktop's notification server).
         .executableTarget(
             name: "sesamectl-commands",
             dependencies: [
@@ -233,6 +236,7 @@ let package = Package(
                 "SesameCredentialHelper",
                 "CPeerCredentials",
                 "CQREncode",
+                "CSessionBus",
                 "SesameClient",
                 "SesameCore",
                 "SesameProtocol",

@@ -55,19 +55,21 @@ SESAMECTL = bin_dir() / "sesamectl"
 
 
 def credential_helpers() -> Path:
-    """A directory with the credential helpers as they are installed: links, under git's and
-    docker's names for them, to sesamectl-commands, which is the helper its name says (a build
-    makes no links). Readable by every uid, as /usr/bin is; removed when the tests end."""
+    """A directory with the credential helpers and sesame-notify as they are installed: links,
+    under git's and docker's names for them and sesame-notify's, to sesamectl-commands, which
+    is the program its name says (a build makes no links). Readable by every uid, as /usr/bin
+    is; removed when the tests end."""
     directory = Path(tempfile.mkdtemp(prefix="sesame-helpers-"))
     directory.chmod(0o755)
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    for name in ("git-credential-sesame", "docker-credential-sesame"):
+    for name in ("git-credential-sesame", "docker-credential-sesame", "sesame-notify"):
         (directory / name).symlink_to(bin_dir().resolve() / "sesamectl-commands")
     return directory
 
 
 GIT_CREDENTIAL_SESAME = credential_helpers() / "git-credential-sesame"
 DOCKER_CREDENTIAL_SESAME = GIT_CREDENTIAL_SESAME.with_name("docker-credential-sesame")
+SESAME_NOTIFY = GIT_CREDENTIAL_SESAME.with_name("sesame-notify")
 
 
 def wait_until(condition, timeout: float = 30.0, what="the condition", interval: float = 0.05):

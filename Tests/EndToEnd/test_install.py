@@ -39,9 +39,11 @@ def files_under(root: Path) -> set[str]:
 
 EXPECTED = {
     "/usr/local/bin/sesamed", "/usr/local/bin/sesamectl", "/usr/local/bin/git-credential-sesame",
-    "/usr/local/bin/docker-credential-sesame", "/usr/local/libexec/sesame/sesamectl-commands",
+    "/usr/local/bin/docker-credential-sesame", "/usr/local/bin/sesame-notify",
+    "/usr/local/libexec/sesame/sesamectl-commands",
     "/usr/local/lib/systemd/system/sesamed.service", "/usr/local/lib/systemd/system/sesamed.socket",
     "/usr/local/lib/systemd/user/sesamed.service", "/usr/local/lib/systemd/user/sesamed.socket",
+    "/usr/local/lib/systemd/user/sesame-notify.service",
     "/usr/local/lib/sysusers.d/sesame.conf", "/usr/local/lib/tmpfiles.d/sesame.conf",
     "/etc/sesame/sesamed.toml", "/etc/sesame/providers.d/example.toml.sample",
     "/etc/sesame/providers.d/google.toml.sample", "/etc/sesame/providers.d/apple.toml.sample",
@@ -51,6 +53,7 @@ EXPECTED = {
     "/usr/local/share/sesame/interfaces/io.sesame.Shares.varlink",
     "/usr/local/share/man/man1/sesamectl.1", "/usr/local/share/man/man8/sesamed.8",
     "/usr/local/share/man/man1/git-credential-sesame.1", "/usr/local/share/man/man1/docker-credential-sesame.1",
+    "/usr/local/share/man/man1/sesame-notify.1",
     "/usr/local/share/bash-completion/completions/sesamectl", "/usr/local/share/zsh/site-functions/_sesamectl",
     "/usr/local/share/fish/vendor_completions.d/sesamectl.fish",
     "/usr/local/share/doc/sesame/README.md", "/usr/local/share/doc/sesame/DESIGN.md",
@@ -66,14 +69,15 @@ def assert_hands_over(sesamectl: Path, tmp_path: Path):
 
 VERSION = re.search(r'static let current = "([^"]+)"',
                     (REPO / "Sources/SesameWire/SesameVersion.swift").read_text()).group(1)
-HELPERS = ("git-credential-sesame", "docker-credential-sesame")
+HELPERS = ("git-credential-sesame", "docker-credential-sesame", "sesame-notify")
 
 
 def assert_every_program_runs(bin_directory: Path):
     """Each program installed in bin_directory says its version as a person would ask: sesamed,
     sesamectl (which answers itself), the credential helpers (links to sesamectl-commands that
-    answer as the helper their name says), and sesamectl-commands in ../libexec/sesame."""
-    for program in ("sesamed", "sesamectl", "git-credential-sesame"):
+    answer as the helper their name says), sesame-notify (a link too), and sesamectl-commands in
+    ../libexec/sesame."""
+    for program in ("sesamed", "sesamectl", "git-credential-sesame", "sesame-notify"):
         assert run(bin_directory / program, "--version").stdout.strip() == VERSION, program
     docker = run(bin_directory / "docker-credential-sesame", "version").stdout.strip()
     assert docker == f"docker-credential-sesame (Sesame) {VERSION}", docker
@@ -200,10 +204,11 @@ def test_the_installed_units_pass_systemd_analyze(tmp_path):
     # ExecStart= moved under the tree (the only line that names a file).
     units = tmp_path / "user-units"
     units.mkdir()
-    for name in ("sesamed.service", "sesamed.socket"):
+    for name in ("sesamed.service", "sesamed.socket", "sesame-notify.service"):
         text = (root / "usr/local/lib/systemd/user" / name).read_text()
         (units / name).write_text(text.replace("ExecStart=/usr/local/", f"ExecStart={root}/usr/local/"))
-    verified = verify_units(units / "sesamed.service", units / "sesamed.socket", user=True, env=ENV)
+    verified = verify_units(units / "sesamed.service", units / "sesamed.socket", units / "sesame-notify.service",
+                            user=True, env=ENV)
     assert verified.returncode == 0 and verified.stdout == "" and verified.stderr == "", \
         verified.stdout + verified.stderr
 
@@ -234,6 +239,8 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
                  "/usr/bin/docker-credential-sesame", "/usr/libexec/sesame/sesamectl-commands",
                  "/usr/lib/systemd/system/sesamed.service",
                  "/usr/lib/systemd/system/sesamed.socket", "/usr/lib/systemd/user/sesamed.service",
+                 "/usr/lib/systemd/user/sesame-notify.service", "/usr/bin/sesame-notify",
+                 "/usr/share/man/man1/sesame-notify.1.gz",
                  "/usr/lib/sysusers.d/sesame.conf", "/usr/lib/tmpfiles.d/sesame.conf", "/etc/sesame/sesamed.toml",
                  "/usr/share/man/man8/sesamed.8.gz", "/usr/share/man/man1/sesamectl.1.gz",
                  "/usr/share/doc/sesame/copyright", "/usr/share/doc/sesame/changelog.gz",
@@ -254,6 +261,7 @@ def test_the_debian_package_holds_the_install_with_maintainer_scripts(tmp_path):
         run("sh", "-n", path)
     postinst = (tree / "DEBIAN/postinst").read_text()
     assert "systemd-sysusers" in postinst and "systemd-tmpfiles" in postinst and "enable sesamed.socket" in postinst
+    assert "--user enable sesame-notify.service" in postinst
     postrm = (tree / "DEBIAN/postrm").read_text()
     assert "/var/lib/sesame" in postrm and "userdel sesame" in postrm
     # The packaged programs still run after stripping, the helpers' links among them.

@@ -14,7 +14,8 @@ DOCS = ROOT / "docs"
 
 def test_the_kept_manuals_and_completions_match_the_binaries(tmp_path):
     subprocess.run([str(ROOT / "scripts" / "manuals"), str(tmp_path)], check=True, capture_output=True, timeout=600)
-    for name in ("man/sesamectl.1", "man/sesamed.8", "man/git-credential-sesame.1", "completions/sesamectl.bash",
+    for name in ("man/sesamectl.1", "man/sesamed.8", "man/git-credential-sesame.1", "man/sesame-notify.1",
+                 "completions/sesamectl.bash",
                  "completions/_sesamectl",
                  "completions/sesamectl.fish"):
         assert (tmp_path / name).read_text() == (DOCS / name).read_text(), f"docs/{name} is stale: run scripts/manuals"
@@ -22,7 +23,8 @@ def test_the_kept_manuals_and_completions_match_the_binaries(tmp_path):
 
 def test_the_man_pages_render_without_warnings():
     # docker-credential-sesame.1 is written by hand: the helper has no options to generate it from.
-    for page in ("sesamectl.1", "sesamed.8", "git-credential-sesame.1", "docker-credential-sesame.1"):
+    for page in ("sesamectl.1", "sesamed.8", "git-credential-sesame.1", "docker-credential-sesame.1",
+                 "sesame-notify.1"):
         checked = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(DOCS / "man" / page)],
                                  capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0 and checked.stderr == "", checked.stderr
