@@ -35,10 +35,6 @@ enum ProviderSetup {
 
     /// How the sesamed at `socket` is told to read its providers again (SIGHUP).
     static func reloadStep(for socket: String) -> String {
-        if socket == SocketPaths.system {
-            return getuid() == 0 ? "`systemctl reload sesamed`" : "`sudo systemctl reload sesamed`"
-        }
-        if ExitError.isDaemonsOwn(socket) { return "`systemctl --user reload sesamed`" }
-        return "send that sesamed SIGHUP"
+        DaemonUnit(socket: socket).systemctl("reload", "sesamed").map { "`\($0)`" } ?? "send that sesamed SIGHUP"
     }
 }

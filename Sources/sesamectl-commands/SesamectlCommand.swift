@@ -92,11 +92,7 @@ enum ExitError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .notRunning(let path) where Self.isDaemonsOwn(path):
-            "sesamed is not running (nothing answers at \(path)); start it with `\(Self.startCommand(for: path))`."
-        case .notRunning(let path):
-            "nothing answers at \(path): no sesamed runs there, or the share served there (`sesamectl share`) "
-                + "has ended."
+        case .notRunning(let path): Self.nothingAnswers(at: path)
         case .needsLogin(let account, let provider):
             "\(account) needs a new login: run `sesamectl login \(provider)`."
         case .noNewToken(let account):
@@ -109,16 +105,14 @@ enum ExitError: Error, CustomStringConvertible {
         }
     }
 
-    /// Whether `path` is where a system or user sesamed listens, rather than a share's socket
-    /// or another path given by hand.
-    static func isDaemonsOwn(_ path: String) -> Bool {
-        path == SocketPaths.system || path.hasSuffix("/sesame/" + SocketPaths.socketName)
-    }
-
-    /// How the daemon at `path` is started: the system-wide socket unit for the system's
-    /// socket, the user's own otherwise.
-    static func startCommand(for path: String) -> String {
-        path.hasPrefix("/run/sesame/") ? "systemctl start sesamed.socket" : "systemctl --user start sesamed.socket"
+    /// What to say when nothing answers at `path`: how to start the sesamed whose socket it is,
+    /// or that a share served there has ended.
+    private static func nothingAnswers(at path: String) -> String {
+        guard let start = DaemonUnit(socket: path).systemctl("start", "sesamed.socket") else {
+            return "nothing answers at \(path): no sesamed runs there, or the share served there "
+                + "(`sesamectl share`) has ended."
+        }
+        return "sesamed is not running (nothing answers at \(path)); start it with `\(start)`."
     }
 
     /// 3 for "the daemon is not running", as systemctl uses it for inactive units; 5 for a
