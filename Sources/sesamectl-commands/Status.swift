@@ -23,7 +23,10 @@ struct Status: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "An account id: report only whether its session is usable.", completion: .accountIDs)
+    @Argument(
+        help: "An account: whether its session is usable (the exit status), then its times and last error.",
+        completion: .accountIDs
+    )
     var account: String?
 
     @Flag(name: .long, help: "Print the status as JSON.")

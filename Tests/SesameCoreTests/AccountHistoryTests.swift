@@ -69,6 +69,19 @@ import Testing
         #expect(refreshed.lastErrorAt == failedAt, "the last error stays, as history")
     }
 
+    @Test func aRefreshTokenThatRanOutIsTheLastErrorOfTheNeededLogin() async throws {
+        let fixture = EngineFixture()
+        var tokens = fixture.tokens(lifetime: .seconds(3600))
+        tokens.refreshTokenExpiresAt = fixture.clock.now.addingTimeInterval(600)
+        let session = ImportedSession(provider: "google", subject: "alice", owner: 1000, tokens: tokens)
+        let account = try await fixture.engine.importSession(session)
+        fixture.clock.advance(by: .seconds(600))
+        await fixture.engine.fireDueDeadlines()
+        let ended = try await fixture.engine.account(account.id)
+        #expect(ended.state == .needsLogin && ended.lastErrorAt == fixture.clock.now)
+        #expect(ended.lastError?.hasPrefix("the refresh token ran out at ") == true)
+    }
+
     @Test func theRecordShowsTheRefreshTheEnginePlans() async throws {
         let fixture = EngineFixture(
             policy: SessionPolicy(expiringMargin: .seconds(60), refreshMargin: .seconds(30), refreshAhead: true)

@@ -32,6 +32,7 @@ struct NoticeBoardTests {
         account.displayName = "Alice <b>"
         account.refreshTokenExpiresAt = refreshEnds.map { now.addingTimeInterval($0) }
         account.lastError = "the provider refused the refresh (invalid_grant)"
+        account.lastErrorAt = now
         return account
     }
 
@@ -55,25 +56,56 @@ struct NoticeBoardTests {
     }
 
     @Test func aProviderWithoutABrowserLoginSaysWhatToRunInstead() throws {
-        let work = account("tv-1", .needsLogin)
+        var work = account("tv-1", .needsLogin)
+        work.provider = "tv"
         let steps = NoticeBoard().steps(for: event(.needsLogin, work), account: work, provider: deviceOnly)
-        guard case .post(_, let notice) = try #require(steps.first) else { return }
-        #expect(notice.actions.isEmpty && notice.body.contains("Run `sesamectl login web` in a terminal"))
+        guard case .post(_, let notice) = try #require(steps.first) else {
+            Issue.record("expected a post, got \(steps)")
+            return
+        }
+        #expect(notice.actions.isEmpty && notice.body.contains("Run `sesamectl login tv` in a terminal"))
+    }
+
+    @Test func aNeededLoginTakesTheNoticeThatTheLoginEndsDown() {
+        var board = NoticeBoard()
+        board.show(NoticeBoard.Key(account: "web-1", cause: .loginEnding), as: 8)
+        let work = account("web-1", .needsLogin)
+        let steps = board.steps(for: event(.needsLogin, work), account: work, provider: web)
+        #expect(
+            steps.count == 2 && steps.last == .withdraw(NoticeBoard.Key(account: "web-1", cause: .loginEnding), id: 8)
+        )
+    }
+
+    @Test func anErrorOlderThanTheLastRefreshIsNotGivenAsTheReason() throws {
+        var work = account("web-1", .needsLogin)
+        work.lastErrorAt = now
+        work.lastRefreshAt = now.addingTimeInterval(60)
+        let steps = NoticeBoard().steps(for: event(.needsLogin, work), account: work, provider: web)
+        guard case .post(_, let notice) = try #require(steps.first) else {
+            Issue.record("expected a post, got \(steps)")
+            return
+        }
+        #expect(!notice.body.contains("invalid_grant"))
     }
 
     @Test func aShownNoticeIsWithdrawnOnceTheAccountWorksAgain() {
         var board = NoticeBoard()
         board.show(NoticeBoard.Key(account: "web-1", cause: .needsLogin), as: 7)
         board.show(NoticeBoard.Key(account: "web-1", cause: .loginEnding), as: 8)
-        let work = account("web-1", .active)
+        // A refresh that kept a refresh token ending within the week keeps its notice.
+        let stillEnding = account("web-1", .active, refreshEnds: 3 * 86400)
         #expect(
-            board.steps(for: event(.tokenRefreshed, work), account: nil, provider: nil) == [
+            board.steps(for: event(.tokenRefreshed, stillEnding), account: nil, provider: nil) == [
                 .withdraw(NoticeBoard.Key(account: "web-1", cause: .needsLogin), id: 7)
             ]
         )
-        let loggedIn = board.steps(for: event(.loggedIn, work), account: nil, provider: nil)
+        let renewed = account("web-1", .active, refreshEnds: 60 * 86400)
+        #expect(
+            Set(board.steps(for: event(.tokenRefreshed, renewed), account: nil, provider: nil).map(\.id)) == [7, 8]
+        )
+        let loggedIn = board.steps(for: event(.loggedIn, account("web-1", .active)), account: nil, provider: nil)
         #expect(Set(loggedIn.map(\.id)) == [7, 8])
-        #expect(board.steps(for: event(.expiring, work), account: nil, provider: nil).isEmpty)
+        #expect(board.steps(for: event(.expiring, renewed), account: nil, provider: nil).isEmpty)
         #expect(board.forget(id: 7) == NoticeBoard.Key(account: "web-1", cause: .needsLogin))
         #expect(board.forget(id: 7) == nil, "a notice closed twice is forgotten once")
     }

@@ -4,9 +4,10 @@ import FoundationEssentials
 /// restart is replayed what it missed, and the account's record says when it last refreshed
 /// and why it last failed.
 ///
-/// Kept per account, not as one list for the whole daemon, so that one user's busy accounts
-/// never push out another user's history, and the store grows by a bounded amount per account
-/// (accounts per user are bounded by the configuration).
+/// Kept per account, not as one list for the whole daemon, so that an account's own history is
+/// not pushed out by other accounts', and the store grows by a bounded amount per account
+/// (accounts per user are bounded by the configuration). What can be replayed after a restart
+/// is shared, though: see `replayable`.
 public enum AccountHistory {
     /// How many events each account keeps. Events happen only while sesamed runs, so a
     /// subscriber that resumes after a restart has missed the few just before it; this covers

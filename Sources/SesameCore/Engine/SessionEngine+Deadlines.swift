@@ -44,7 +44,8 @@ extension SessionEngine {
         let id = stored.account.id
         if stored.account.state.canRefresh, let end = tokens.refreshTokenExpiresAt, end <= now {
             stored.account.state = .needsLogin
-            return [Announcement(kind: .needsLogin, account: id)]
+            let why = "the refresh token ran out at \(end.formatted(.iso8601))"
+            return [Announcement(kind: .needsLogin, account: id, detail: why)]
         }
         var announcements: [Announcement] = []
         if let warning = refreshTokenWarning(of: stored), warning <= now {

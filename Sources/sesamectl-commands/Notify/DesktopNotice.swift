@@ -41,8 +41,11 @@ struct DesktopNotice: Sendable, Equatable {
 
     /// `Notify (s app_name, u replaces_id, s app_icon, s summary, s body, as actions,
     /// a{sv} hints, i expire_timeout) -> (u id)`, never expiring by itself: a login that is
-    /// needed stays needed.
-    func post(on connection: BusConnection, replacing: UInt32) throws(NotificationBusError) -> UInt32 {
+    /// needed stays needed. Returns the id, and the server's unique name on the bus, which its
+    /// signals about the notice come from.
+    func post(on connection: BusConnection, replacing: UInt32) throws(NotificationBusError) -> (
+        id: UInt32, server: String?
+    ) {
         let sd = connection.sd
         let message = try Self.call("Notify", on: connection) { message in
             var replacing = replacing
@@ -72,7 +75,7 @@ struct DesktopNotice: Sendable, Equatable {
         guard sd.readBasic(message, DBusType.uint32, &id) >= 0 else {
             throw .refused(name: "a reply without an id")
         }
-        return id
+        return (id, sd.getSender(message).map { String(cString: $0) })
     }
 
     /// `CloseNotification (u id)`.

@@ -36,18 +36,22 @@ struct NoticeBoard {
     private(set) var shown: [Key: UInt32] = [:]
 
     /// What `event` calls for; `account` is the account as it is now (for its name), when it
-    /// could be had, and `provider` its provider (for how a login can be started).
+    /// could be had, and `provider` its provider (for how a login can be started). A needed
+    /// login replaces the notice that the login ends; a new login, or a refresh that brought a
+    /// refresh token ending later than the warning, withdraws what no longer holds.
     func steps(for event: AuthEvent, account: Account?, provider: Provider?) -> [Step] {
         switch event.kind {
         case .needsLogin:
-            return [post(.needsLogin, event.account, at: event.provider, account, provider, ending: nil)]
+            let post = post(.needsLogin, event.account, at: event.provider, account, provider, ending: nil)
+            return [post] + withdrawals(of: event.account, [.loginEnding])
         case .refreshTokenExpiring:
             let ending = event.refreshTokenExpiresAt
             return [post(.loginEnding, event.account, at: event.provider, account, provider, ending: ending)]
-        case .loggedIn, .loggedOut, .accountRemoved:
+        case .loggedOut, .accountRemoved:
             return withdrawals(of: event.account, [.needsLogin, .loginEnding])
-        case .tokenRefreshed:
-            return withdrawals(of: event.account, [.needsLogin])
+        case .loggedIn, .tokenRefreshed:
+            let ending = event.refreshTokenExpiresAt.map { $0.timeIntervalSince(event.time) < Self.loginEndingWarning }
+            return withdrawals(of: event.account, ending == true ? [.needsLogin] : [.needsLogin, .loginEnding])
         case .expiring, .expired, .refreshFailed:
             return []
         }

@@ -21,6 +21,13 @@ struct NoticeText {
         provider?.flows.contains(.authorizationCode) ?? false
     }
 
+    /// The account's last error, unless a refresh has worked since (then it is not why a login
+    /// is needed now).
+    private var currentError: String? {
+        guard let account, let error = account.lastError, let at = account.lastErrorAt else { return nil }
+        return account.lastRefreshAt.map { $0 <= at } ?? true ? error : nil
+    }
+
     /// The notice for `cause`; `ending` is when the refresh token ends, for `loginEnding`.
     func notice(for cause: NoticeBoard.Cause, ending: Date?) -> DesktopNotice {
         let name = (account?.name ?? id).forDisplay(limit: 60)
@@ -34,7 +41,7 @@ struct NoticeText {
             : "Run `sesamectl login \(provider)` in a terminal to log in again."
         switch cause {
         case .needsLogin:
-            let why = account?.lastError.map { ": \($0.forDisplay(limit: 200))" } ?? ""
+            let why = currentError.map { ": \($0.forDisplay(limit: 200))" } ?? ""
             return DesktopNotice(
                 summary: "Log in to \(name) again",
                 body: "Sesame can no longer refresh \(name)\(person)\(why). Programs get no token for it "

@@ -128,6 +128,8 @@ final class NotificationBus: Sendable {
             started.resume(returning: .failure(.noSessionBus(reason: String(cString: strerror(-opened)))))
             return
         }
+        // Retained here and released only after the connection, and with it the match slots that
+        // hand its address to the callback, is gone; the callback runs on this thread alone.
         let sink = Unmanaged.passRetained(SignalSink(signals, sd: sd))
         defer {
             _ = sd.flushCloseUnref(connection)
@@ -147,7 +149,11 @@ final class NotificationBus: Sendable {
             if processed > 0 { continue }
             for request in takeRequests() {
                 if serving {
-                    serving = handle(request, on: BusConnection(sd: sd, bus: connection))
+                    serving = handle(
+                        request,
+                        on: BusConnection(sd: sd, bus: connection),
+                        sink: sink.takeUnretainedValue()
+                    )
                 } else {
                     Self.refuse(request)
                 }
@@ -157,14 +163,16 @@ final class NotificationBus: Sendable {
     }
 
     /// Does one request; false for `stop`.
-    private func handle(_ request: Request, on connection: BusConnection) -> Bool {
+    private func handle(_ request: Request, on connection: BusConnection, sink: SignalSink) -> Bool {
         switch request {
         case .post(let notice, let replacing, let reply):
-            reply.resume(
-                with: Result { () throws(NotificationBusError) in
-                    try notice.post(on: connection, replacing: replacing)
-                }
-            )
+            do {
+                let posted = try notice.post(on: connection, replacing: replacing)
+                sink.trust(posted.server)
+                reply.resume(returning: posted.id)
+            } catch {
+                reply.resume(throwing: error)
+            }
         case .withdraw(let id):
             try? DesktopNotice.withdraw(id, on: connection)
         case .stop:
@@ -220,17 +228,30 @@ final class NotificationBus: Sendable {
 }
 
 /// Hands the server's signals from the bus thread's C callback to the stream.
+/// Only signals from the server that answered our last `Notify` count: any program of the user's
+/// on the session bus may send a signal under the server's interface, and one that said a
+/// notice was clicked would start a login.
 private final class SignalSink: Sendable {
     let continuation: AsyncStream<NotificationBus.Signal>.Continuation
     let sd: SDBus
+    /// The server's unique name on the bus (a new one when the server is restarted).
+    private let server = Mutex<String?>(nil)
 
+    /// A sink handing signals to `continuation`, read with `sd`.
     init(_ continuation: AsyncStream<NotificationBus.Signal>.Continuation, sd: SDBus) {
         self.continuation = continuation
         self.sd = sd
     }
 
+    /// Takes signals from `name` from now on: the sender of the last reply to `Notify`.
+    func trust(_ name: String?) {
+        server.withLock { $0 = name }
+    }
+
     /// Reads `ActionInvoked (u id, s action_key)` or `NotificationClosed (u id, u reason)`.
     func receive(_ message: OpaquePointer) {
+        let sender = sd.getSender(message).map { String(cString: $0) }
+        guard let sender, server.withLock({ $0 == sender }) else { return }
         var id: UInt32 = 0
         guard sd.readBasic(message, DBusType.uint32, &id) >= 0 else { return }
         if sd.isSignal(message, DesktopNotice.interface, "ActionInvoked") > 0 {

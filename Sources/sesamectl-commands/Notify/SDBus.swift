@@ -26,6 +26,7 @@ struct SDBus: Sendable {
     let newMethodCall: @convention(c) (Bus?, UnsafeMutablePointer<Message?>?, Text, Text, Text, Text) -> Int32
     let messageUnref: @convention(c) (Message?) -> Message?
     let isSignal: @convention(c) (Message?, Text, Text) -> Int32
+    let getSender: @convention(c) (Message?) -> Text
     let appendBasic: @convention(c) (Message?, CChar, UnsafeRawPointer?) -> Int32
     let appendStrv: @convention(c) (Message?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
     let openContainer: @convention(c) (Message?, CChar, Text) -> Int32
@@ -58,6 +59,7 @@ struct SDBus: Sendable {
             newMethodCall: try symbol("sd_bus_message_new_method_call"),
             messageUnref: try symbol("sd_bus_message_unref"),
             isSignal: try symbol("sd_bus_message_is_signal"),
+            getSender: try symbol("sd_bus_message_get_sender"),
             appendBasic: try symbol("sd_bus_message_append_basic"),
             appendStrv: try symbol("sd_bus_message_append_strv"),
             openContainer: try symbol("sd_bus_message_open_container"),
