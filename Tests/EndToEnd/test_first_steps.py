@@ -51,3 +51,19 @@ def test_a_directory_that_does_not_exist_is_to_be_made_first(tmp_path):
         listed = sesamectl(daemon, "providers")
         writer = ", making the directory first (no such file or directory)"
         assert listed.stderr == f"no providers yet; {steps(providers, writer, sample='')}\n", listed.stderr
+
+
+def test_another_user_is_told_the_directory_is_roots_to_write(daemon_reachable_by_other_users):
+    """A user who is not root meets the empty start of the system's kind of sesamed: the
+    directory is root's, so the step says to write it as root."""
+    daemon = daemon_reachable_by_other_users
+    providers = daemon.tmp / "providers.d"  # the harness's, 0755 and root's, holding no .toml files
+    for name in providers.glob("*.toml"):
+        name.unlink()
+    daemon.process.send_signal(signal.SIGHUP)
+    daemon.wait_for_log("providers reloaded")
+    listed = subprocess.run(["setpriv", "--reuid=61234", "--regid=61234", "--clear-groups", str(SESAMECTL),
+                             "providers", "--socket", str(daemon.socket_path)],
+                            capture_output=True, text=True, timeout=30)
+    assert (listed.returncode, listed.stdout) == (0, ""), listed.stderr
+    assert listed.stderr == f"no providers yet; {steps(providers, ' as root (sudo)', sample='')}\n", listed.stderr
