@@ -91,7 +91,7 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures(about: account, at: options.socket) {
             let shown: (token: String, expiresAt: Date?, json: String)
-            if let reply = try oneShotAccessToken() {
+            if let reply = try await oneShotAccessToken() {
                 shown = (reply.accessToken, reply.expiresAt, try Formatting.json(reply))
             } else {
                 shown = try await options.withClient(about: account) { client in
@@ -117,16 +117,16 @@ struct Token: AsyncParsableCommand {
     /// when this run needs more (an ID token, a refused token, a refresh for --min-valid) or
     /// sesamed answered with an error that the full path words (a login needed names its
     /// provider, which takes another call).
-    private func oneShotAccessToken() throws -> AccessToken? {
+    private func oneShotAccessToken() async throws -> AccessToken? {
         guard !idToken, !rejected else { return nil }
         let token: AccessToken
         do {
-            token = try SesameClient.oneShotAccessToken(
-                for: account,
+            token = try await Self.blockingGetToken(
+                account,
                 scopes: scopes.isEmpty ? nil : scopes,
                 audience: audience,
                 resource: resource,
-                socketPath: options.socket
+                socket: options.socket
             )
         } catch let error as SesameError where error.needsLogin {
             return nil
@@ -137,6 +137,25 @@ struct Token: AsyncParsableCommand {
             return nil
         }
         return token
+    }
+
+    /// The one blocking GetToken, made on the main thread: it has nothing else to do while this
+    /// run waits for it, and no thread of the cooperative pool is held by it.
+    @MainActor
+    private static func blockingGetToken(
+        _ account: String,
+        scopes: [String]?,
+        audience: String?,
+        resource: String?,
+        socket: String?
+    ) throws -> AccessToken {
+        try SesameClient.oneShotAccessToken(
+            for: account,
+            scopes: scopes,
+            audience: audience,
+            resource: resource,
+            socketPath: socket
+        )
     }
 
     /// Whether a token made for less than the account's grant is asked for.
