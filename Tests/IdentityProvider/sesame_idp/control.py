@@ -133,6 +133,11 @@ DEFAULT_SETTINGS = {
     # Discovery (OpenID Connect Discovery §3) and RFC 8414 §2 metadata make most fields optional:
     # these are left out of both documents (the endpoints themselves keep working).
     "discovery_omit": [],
+    # RFC 7591 §3.2.1: seconds a registered confidential client's secret lasts (0: for ever);
+    # an RFC 7592 read renews it once half its life has passed, and an expired one is refused.
+    "registration_secret_lifetime": 0,
+    # RFC 7591 §3.1: the initial access token a registration must bear ("": none needed).
+    "registration_initial_token": "",
 }
 
 
@@ -145,6 +150,12 @@ def checked_settings(current: dict, changes: dict) -> dict:
         default = DEFAULT_SETTINGS[key]
         if isinstance(default, bool) and not isinstance(value, bool):
             raise ValueError(f"{key} must be true or false")
+        if isinstance(default, int) and not isinstance(default, bool) and not (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        ):
+            raise ValueError(f"{key} must be a whole number of seconds")
+        if isinstance(default, str) and not isinstance(value, str):
+            raise ValueError(f"{key} must be a string")
         if isinstance(default, list) and not (
             isinstance(value, list) and all(isinstance(item, str) for item in value)
         ):

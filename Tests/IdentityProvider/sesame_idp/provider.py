@@ -20,6 +20,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 from oauth2_provider.oauth2_validators import OAuth2Validator, is_valid_resource_uri
 from oauth2_provider.settings import oauth2_settings
 
+from . import registration
 from .control import state
 from .settings import DEVICE_GRANT
 
@@ -80,6 +81,14 @@ class Validator(OAuth2Validator):
             claims = {"aud": request.client_id, "iat": int(time.time()), "at_hash": at_hash(token["access_token"])}
             token["id_token"] = self.finalize_id_token(claims, token, None, request)
         super().save_bearer_token(token, request, *args, **kwargs)
+
+    def authenticate_client(self, request, *args, **kwargs):
+        """A registered client whose secret has expired (RFC 7591 §3.2.1,
+        client_secret_expires_at) is refused as if the secret were wrong: invalid_client."""
+        if not super().authenticate_client(request, *args, **kwargs):
+            return False
+        client = getattr(request, "client", None)
+        return not registration.secret_expired(getattr(client, "client_id", None) or request.client_id)
 
     def refresh_id_token(self, request):
         """Whether oauthlib's OpenID refresh grant adds an ID token (it does when openid was
@@ -245,6 +254,7 @@ class DiscoveryView(views.ConnectDiscoveryInfoView):
 
     def get(self, request, *args, **kwargs):
         document = json.loads(super().get(request, *args, **kwargs).content)
+        document["registration_endpoint"] = request.build_absolute_uri(reverse("client-registration"))
         for key, view in [
             ("device_authorization_endpoint", "device-authorization"),
             ("revocation_endpoint", "revoke-token"),
@@ -264,6 +274,7 @@ class MetadataView(views.OAuthServerMetadataView):
         document["device_authorization_endpoint"] = request.build_absolute_uri(
             reverse("oauth2_provider:device-authorization")
         )
+        document["registration_endpoint"] = request.build_absolute_uri(reverse("client-registration"))
         if TOKEN_EXCHANGE not in document.setdefault("grant_types_supported", []):
             document["grant_types_supported"].append(TOKEN_EXCHANGE)
         return metadata_response(document)
