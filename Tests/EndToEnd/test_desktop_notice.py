@@ -1,7 +1,7 @@
 """sesame-notify on a real desktop session: a real `dbus-daemon --session`, dunst (Debian's
 notification server) on an Xvfb display, and the release sesamed with the test identity
-provider. A needed login and a login about to end each show one notice; a restart of sesamed
-replaces them rather than stacking them; a renewed login withdraws its notice; and a click,
+provider. A needed login and a login about to end each show one notice; a new notification
+server is shown them again; a restart of sesamed replaces them rather than stacking them; a renewed login withdraws its notice; and a click,
 invoked through the bus as dunst does for one, starts the browser login that makes the account
 usable again."""
 
@@ -54,9 +54,23 @@ class Desktop:
         self.start(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications'"],
                    stdout=open(self.monitor_log, "w"))
         (tmp / "dunstrc").write_text(DUNST_CONFIG)
-        self.start(["dunst", "-config", str(tmp / "dunstrc")], stderr=open(tmp / "dunst.log", "w"))
+        self.tmp = tmp
+        self.start_server()
+
+    def start_server(self):
+        """dunst, with this test's settings, as the notification server."""
+        self.server = subprocess.Popen(["dunst", "-config", str(self.tmp / "dunstrc")], env=self.env,
+                                       stderr=open(self.tmp / "dunst.log", "a"))
+        self.processes.append(self.server)
         # Asked without starting it: a bus-activated dunst would be another one.
         wait_until(lambda: self.owned("org.freedesktop.Notifications"), what="dunst on the bus")
+
+    def restart_server(self):
+        """Another dunst in place of the first, as after a desktop's restart of its notices: it
+        shows none of what the first one showed."""
+        self.server.terminate()
+        self.server.wait(10)
+        self.start_server()
 
     def owned(self, name: str) -> bool:
         answer = self.run("dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/",
@@ -147,10 +161,13 @@ def test_a_needed_login_is_a_notice_replaced_withdrawn_and_clicked_into_a_login(
             idp.clear_faults()
             wait_until(lambda: desktop.displayed() == 2, what="the notice that work needs a login")
             desktop.screenshot(tmp_path / "notices.png")
+            # A new notification server is shown the notices again.
+            desktop.restart_server()
+            wait_until(lambda: desktop.displayed() == 2, what="both notices shown by the new server")
             summaries = [summary for _, summary in desktop.notify_calls()]
             assert "Log in to work again" in summaries, summaries
             assert any(summary.startswith(f"The login of {bob} ends on ") for summary in summaries), summaries
-            posted_before_the_restart = len(summaries)
+            posted_before_the_restart = len(desktop.notify_calls())
         again = Daemon(tmp_path, config=daemon.config_path.read_text())
         with running(again):
             replaced_after_a_restart(desktop, bob, posted_before_the_restart)

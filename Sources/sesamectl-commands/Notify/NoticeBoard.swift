@@ -93,6 +93,11 @@ struct NoticeBoard {
         return key
     }
 
+    /// Forgets every notice: the server that showed them is gone.
+    mutating func forgetAll() {
+        shown = [:]
+    }
+
     /// The key of the notice shown as `id`.
     func key(of id: UInt32) -> Key? {
         shown.first { $0.value == id }?.key

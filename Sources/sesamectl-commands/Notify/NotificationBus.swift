@@ -19,6 +19,9 @@ final class NotificationBus: Sendable {
         case actionInvoked(id: UInt32, key: String)
         /// Notice `id` is gone: dismissed, expired, or withdrawn (`NotificationClosed`).
         case closed(id: UInt32)
+        /// A notification server took the bus name (the bus's `NameOwnerChanged`): one that
+        /// was restarted shows none of the notices posted to the one before.
+        case serverStarted
     }
 
     /// One thing the bus thread is asked to do.
@@ -184,15 +187,20 @@ final class NotificationBus: Sendable {
     /// Subscribes to the server's two signals about notices; they reach `sink`.
     private func watchSignals(on connection: OpaquePointer, sink: UnsafeMutableRawPointer) -> Bool {
         // Any sender: a match on the well-known name would be resolved by the bus daemon, but
-        // the signals carry the server's unique name, which sd-bus compares them with here.
-        let members = ["ActionInvoked", "NotificationClosed"]
-        return members.allSatisfy { member in
+        // the signals carry the server's unique name, which sd-bus compares them with here
+        // (SignalSink checks the sender itself).
+        let matches = [
+            (DesktopNotice.objectPath, DesktopNotice.interface, "ActionInvoked"),
+            (DesktopNotice.objectPath, DesktopNotice.interface, "NotificationClosed"),
+            (SignalSink.busPath, SignalSink.bus, "NameOwnerChanged"),
+        ]
+        return matches.allSatisfy { path, interface, member in
             sd.matchSignal(
                 connection,
                 nil,
                 nil,
-                DesktopNotice.objectPath,
-                DesktopNotice.interface,
+                path,
+                interface,
                 member,
                 { message, userdata, _ in
                     guard let message, let userdata else { return 0 }
@@ -248,9 +256,20 @@ private final class SignalSink: Sendable {
         server.withLock { $0 = name }
     }
 
-    /// Reads `ActionInvoked (u id, s action_key)` or `NotificationClosed (u id, u reason)`.
+    /// The bus daemon's name, path and interface, which `NameOwnerChanged` comes from.
+    static let bus = "org.freedesktop.DBus"
+    static let busPath = "/org/freedesktop/DBus"
+
+    /// Reads `ActionInvoked (u id, s action_key)` or `NotificationClosed (u id, u reason)` from
+    /// the server, or the bus daemon's `NameOwnerChanged (s name, s old, s new)`.
     func receive(_ message: OpaquePointer) {
         let sender = sd.getSender(message).map { String(cString: $0) }
+        if sender == Self.bus, sd.isSignal(message, Self.bus, "NameOwnerChanged") > 0 {
+            if let (name, _, new) = threeStrings(message), name == DesktopNotice.destination, !new.isEmpty {
+                continuation.yield(.serverStarted)
+            }
+            return
+        }
         guard let sender, server.withLock({ $0 == sender }) else { return }
         var id: UInt32 = 0
         guard sd.readBasic(message, DBusType.uint32, &id) >= 0 else { return }
@@ -261,6 +280,16 @@ private final class SignalSink: Sendable {
         } else {
             continuation.yield(.closed(id: id))
         }
+    }
+
+    private func threeStrings(_ message: OpaquePointer) -> (String, String, String)? {
+        var texts: [String] = []
+        for _ in 0..<3 {
+            var text: UnsafePointer<CChar>?
+            guard sd.readBasic(message, DBusType.string, &text) >= 0, let text else { return nil }
+            texts.append(String(cString: text))
+        }
+        return (texts[0], texts[1], texts[2])
     }
 }
 

@@ -84,6 +84,10 @@ struct Notifier {
             await startLogin(of: notice.account, inputs)
         case .signal(.closed(let id)):
             board.forget(id: id)
+        case .signal(.serverStarted):
+            // Its notices went with the server before it: all are posted again.
+            board.forgetAll()
+            await reconcile(nil)
         case .loginEnded(let account, let status):
             loginsUnderWay.remove(account)
             if status != 0 { printError("sesame-notify: the login of \(account) a notice started did not finish") }

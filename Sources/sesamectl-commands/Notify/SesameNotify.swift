@@ -14,7 +14,8 @@ struct SesameNotify: AsyncParsableCommand {
             Follows the accounts you may see at sesamed and posts a notice on the session bus \
             (org.freedesktop.Notifications) when one needs a new login, and when its login ends \
             within a week. There is one notice per account and cause, replaced rather than \
-            stacked, and withdrawn once the account works again. Clicking it starts \
+            stacked, withdrawn once the account works again, and posted again when the \
+            notification server is restarted. Clicking it starts \
             `sesamectl login PROVIDER --browser`, whose page opens in your browser, where the \
             provider offers a browser login; otherwise the notice says what to run in a \
             terminal. Without a session bus it says so once and exits 0. Runs as the user unit \
