@@ -52,7 +52,7 @@ struct NoticeBoardTests {
         #expect(notice.summary == "Log in to work again" && notice.urgency == .critical)
         #expect(notice.actions.map(\.key) == ["default"] && notice.actions.map(\.label) == ["Log in"])
         #expect(notice.body.contains("(invalid_grant)") && notice.body.contains("Alice <b>, web"))
-        #expect(DesktopNotice.escapedForMarkup(notice.body).contains("Alice &lt;b&gt;"))
+        #expect(BrowserPage.escaped(notice.body).contains("Alice &lt;b&gt;"))
     }
 
     @Test func aProviderWithoutABrowserLoginSaysWhatToRunInstead() throws {

@@ -28,7 +28,8 @@ struct DesktopNotice: Sendable, Equatable {
 
     /// The one line a server shows first.
     var summary: String
-    /// The text under it; plain text, escaped here for servers that read markup.
+    /// The text under it; plain text, escaped as HTML when posted, for servers that read the
+    /// spec's body markup: an account's name or a reason must not open a tag or a link.
     var body: String
     /// Actions as (key, label) pairs; the default one is what a click does.
     var actions: [(key: String, label: String)] = []
@@ -57,7 +58,7 @@ struct DesktopNotice: Sendable, Equatable {
                 sd.appendBasic(message, DBusType.uint32, &replacing),
                 Self.append(sd, message, DBusType.string, "dialog-password"),
                 Self.append(sd, message, DBusType.string, summary),
-                Self.append(sd, message, DBusType.string, Self.escapedForMarkup(body)),
+                Self.append(sd, message, DBusType.string, BrowserPage.escaped(body)),
                 Self.appendStrings(sd, message, flat),
                 sd.openContainer(message, DBusType.array, "{sv}"),
                 sd.openContainer(message, DBusType.dictEntry, "sv"),
@@ -121,21 +122,6 @@ struct DesktopNotice: Sendable, Equatable {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
         return sd.appendStrv(message, &pointers)
-    }
-
-    /// `text` safe for a server that reads the spec's body markup (a small HTML subset): an
-    /// account's name or a provider's reason must not open a tag or a link.
-    static func escapedForMarkup(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }
 
